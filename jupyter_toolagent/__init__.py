@@ -1,0 +1,73 @@
+"""jupyter_toolagent — a tool-using Claude agent inside a Jupyter kernel.
+
+The model can ask; the runtime decides. ``%load_ext jupyter_toolagent`` registers the
+``%%agent`` cell magic; `Agent` is the same engine for plain Python.
+
+This module imports no IPython or ipywidgets: the notebook layer is loaded only by
+`load_ipython_extension` (or by `current_session`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .agent import Agent
+from .core.abort import AbortSignal
+from .core.function_tool import FunctionTool, tool
+from .core.pairing import check_pairing, normalize_messages_for_api, repair_pairing
+from .core.permission_types import ApprovalRequest, ApprovalResponse, PermissionDecision
+from .core.session import RunConfig, Session
+from .core.tool import Tool, ToolResult, ToolUseContext
+from .core.usage import Usage
+from .errors import ConfigError, ModelAPIError, RuleSyntaxError, SettingsFileError, ToolAgentError, ToolDefinitionError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AbortSignal",
+    "Agent",
+    "ApprovalRequest",
+    "ApprovalResponse",
+    "ConfigError",
+    "FunctionTool",
+    "ModelAPIError",
+    "PermissionDecision",
+    "RuleSyntaxError",
+    "RunConfig",
+    "Session",
+    "SettingsFileError",
+    "Tool",
+    "ToolAgentError",
+    "ToolDefinitionError",
+    "ToolResult",
+    "ToolUseContext",
+    "Usage",
+    "check_pairing",
+    "current_session",
+    "load_ipython_extension",
+    "normalize_messages_for_api",
+    "repair_pairing",
+    "tool",
+    "unload_ipython_extension",
+]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext jupyter_toolagent``."""
+    from .notebook import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext jupyter_toolagent``."""
+    from .notebook import unload_ipython_extension as unload
+
+    unload(ipython)
+
+
+def current_session() -> Session:
+    """The active session of the notebook this kernel runs (created on first use)."""
+    from .notebook.sessions import current_session as current
+
+    return current()

@@ -1,0 +1,136 @@
+"""`Agent`: the engine without magics, for scripts, tests and notebooks alike."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from .core.abort import AbortSignal
+from .core.events import AgentEvent, RunFinishedEvent
+from .core.function_tool import as_tool
+from .core.session import PermissionMode, RunConfig, RunRecord, Session
+from .core.tool import Tool
+from .core.usage import Usage
+from .models.base import Model
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+
+
+def default_model_name() -> str:
+    return os.environ.get("TOOLAGENT_MODEL") or DEFAULT_MODEL
+
+
+class Agent:
+    """A session plus the settings of its runs.
+
+    ``model`` is a `Model` (``ScriptedModel``, ``AnthropicModel``) or a model name for
+    `AnthropicModel`. ``tools`` are `Tool` objects or plain functions; ``tool_provider`` (called
+    before every request) can supply tools that change between requests.
+    """
+
+    def __init__(
+        self,
+        model: Model | str | None = None,
+        *,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        tool_provider: Callable[[], Sequence[Any]] | None = None,
+        builtin_tools: bool = False,
+        namespace: dict[str, Any] | None = None,
+        mode: PermissionMode | None = None,
+        allow: Sequence[str] = (),
+        deny: Sequence[str] = (),
+        ask: Sequence[str] = (),
+        approver: Any = None,
+        hooks: Any = None,
+        can_use_tool: Any = None,
+        system: str | None = None,
+        max_turns: int = 30,
+        max_tokens: int = 8192,
+        cwd: str | Path | None = None,
+        session: Session | None = None,
+        **extra: Any,
+    ) -> None:
+        if model is None or isinstance(model, str):
+            from .models.anthropic import AnthropicModel
+
+            model = AnthropicModel(model=model or default_model_name())
+        self.model: Model = model
+        self._static_tools = [as_tool(t) for t in tools]
+        self._tool_provider = tool_provider
+        self._builtin = builtin_tools
+        self.namespace = namespace
+        self.session = session or Session(cwd=Path(cwd) if cwd else None)
+        self.config = RunConfig(
+            model=model, max_turns=max_turns, max_tokens=max_tokens, system=system, mode=mode,
+            allow=allow, deny=deny, ask=ask, approver=approver, interactive=approver is not None,
+            hooks=hooks, can_use_tool=can_use_tool, cwd=Path(cwd) if cwd else None, namespace=namespace,
+            tool_provider=self._provide_tools, extra=dict(extra),
+        )
+
+    def _provide_tools(self) -> list[Any]:
+        tools: list[Any] = []
+        if self._builtin:
+            from .tools import builtin_tools
+
+            tools.extend(builtin_tools())
+        if self.namespace is not None:
+            from .core.function_tool import tools_from_namespace
+
+            tools.extend(tools_from_namespace(self.namespace))
+        tools.extend(self._static_tools)
+        if self._tool_provider is not None:
+            tools.extend(self._tool_provider())
+        return tools
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.session.messages
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for run in self.session.runs:
+            total = total + run.usage
+        return total
+
+    async def stream(self, prompt: str, *, abort: AbortSignal | None = None) -> Any:
+        """Yield the run's events (see `jupyter_toolagent.core.events`)."""
+        async for event in self.session.run(prompt, self.config, abort=abort):
+            yield event
+
+    async def run(self, prompt: str, *, abort: AbortSignal | None = None,
+                  on_event: Callable[[AgentEvent], None] | None = None) -> RunRecord:
+        """Run ``prompt`` to the end and return its record (events, usage, finish reason)."""
+        async for event in self.session.run(prompt, self.config, abort=abort):
+            if on_event is not None:
+                on_event(event)
+        return self.session.runs[-1]
+
+    def run_sync(self, prompt: str, **kw: Any) -> RunRecord:
+        """`run` for code that is not async. Inside a running event loop (a notebook cell) the
+        run goes to a fresh loop in a worker thread, so it works there too."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(prompt, **kw))
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["result"] = asyncio.run(self.run(prompt, **kw))
+            except BaseException as exc:  # re-raised in the caller's thread
+                box["error"] = exc
+
+        thread = threading.Thread(target=target, name="toolagent-run-sync", daemon=True)
+        thread.start()
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
+    @property
+    def last_finish(self) -> RunFinishedEvent | None:
+        return self.session.runs[-1].finished if self.session.runs else None

@@ -1,0 +1,120 @@
+"""The vocabulary shared by tools, the rule engine, hooks and the approval UI.
+
+A tool describes *what* a call touches (`FileAccess`, `ShellCommand`); the rule engine
+decides; the approval callback (supplied by the notebook layer) answers asks. The core only
+ever sees `PermissionDecision` values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Awaitable, Literal, Protocol
+
+if TYPE_CHECKING:
+    from .tool import Tool, ToolUseContext
+
+Behavior = Literal["allow", "deny", "ask", "passthrough"]
+
+
+@dataclass(frozen=True)
+class FileAccess:
+    """A call reads or edits ``path`` (absolute, normalised, symlinks resolved)."""
+
+    path: str
+    access: Literal["read", "edit"]
+
+
+@dataclass(frozen=True)
+class ShellCommand:
+    """A call runs ``command`` in a shell."""
+
+    command: str
+
+
+PermissionSubject = FileAccess | ShellCommand
+
+
+@dataclass
+class PermissionDecision:
+    """One step's verdict.
+
+    ``message`` is, for a deny, the text the model receives verbatim; for an ask, why the
+    runtime asks (shown to the person). ``decided_by`` says which stage decided: ``rule``,
+    ``tool``, ``safety``, ``mode``, ``hook``, ``user``, ``policy``, ``timeout``, ``default``,
+    ``read_only``. ``suggested_rule`` is the allow rule that would have permitted the call.
+    """
+
+    behavior: Behavior
+    message: str = ""
+    updated_input: dict[str, Any] | None = None
+    decided_by: str = ""
+    rule: str | None = None
+    suggested_rule: str | None = None
+    rule_added: str | None = None
+
+    @classmethod
+    def allow(cls, decided_by: str = "", **kw: Any) -> "PermissionDecision":
+        return cls("allow", decided_by=decided_by, **kw)
+
+    @classmethod
+    def deny(cls, message: str, decided_by: str = "", **kw: Any) -> "PermissionDecision":
+        return cls("deny", message=message, decided_by=decided_by, **kw)
+
+    @classmethod
+    def ask(cls, message: str, decided_by: str = "", **kw: Any) -> "PermissionDecision":
+        return cls("ask", message=message, decided_by=decided_by, **kw)
+
+    @classmethod
+    def passthrough(cls) -> "PermissionDecision":
+        return cls("passthrough")
+
+
+class CanUseTool(Protocol):
+    """The core's single permission entry point.
+
+    Called after PreToolUse hooks with the observable input and the hooks' combined decision
+    (or ``None``). Must return ``allow`` or ``deny``; asks are resolved inside (by the approval
+    UI or by policy). The default implementation is the rule engine of `permissions`.
+    """
+
+    def __call__(
+        self,
+        tool: "Tool",
+        input: dict[str, Any],
+        ctx: "ToolUseContext",
+        *,
+        tool_use_id: str,
+        hook_decision: PermissionDecision | None,
+    ) -> Awaitable[PermissionDecision]: ...
+
+
+@dataclass
+class ApprovalRequest:
+    """An ask put to a person (or to a headless policy).
+
+    ``suggested_rule`` is the session rule that "Always allow" would add (e.g. ``Bash(git log:*)``);
+    ``reason`` says which rule or check asks.
+    """
+
+    tool_name: str
+    input: dict[str, Any]
+    tool_use_id: str
+    reason: str
+    suggested_rule: str | None = None
+
+
+@dataclass
+class ApprovalResponse:
+    """The person's answer. ``decided_by``: ``user``, ``timeout``, ``policy``, ``interrupt``."""
+
+    behavior: Literal["allow", "deny"]
+    always: bool = False
+    reason: str = ""
+    decided_by: str = "user"
+    updated_input: dict[str, Any] | None = None
+
+
+class Approver(Protocol):
+    """Supplied by the front end: widgets in the running cell, a terminal prompt, or a policy."""
+
+    def __call__(self, request: ApprovalRequest) -> Awaitable[ApprovalResponse]: ...

@@ -1,0 +1,275 @@
+"""The query loop: model request → tool calls → results → next request (SPEC §3, §4, §7.1).
+
+`drive_run` performs one run and reports everything through ``emit``; `Session.run` turns that
+into an async generator. The loop's promises:
+
+* a follow-up request is made because tool_use blocks arrived — not because of ``stop_reason``
+  alone — and never more than ``max_turns`` requests;
+* every tool_use in the transcript gets exactly one tool_result, whatever happened (success,
+  invalid input, denial, abort, API failure, cancellation of the consuming task);
+* a request is never sent with a transcript that fails `check_pairing` (it is repaired first,
+  and the repair is shown);
+* a broken stream keeps its complete blocks and drops incomplete ones; complete tool_use blocks
+  that never started get "not run" — the model learns exactly which effects happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
+
+from ..errors import ModelAPIError
+from ..models.request import build_request_body
+from .abort import AbortSignal
+from .accumulator import BlockDone, MessageAccumulator, TextDelta, ThinkingDelta
+from .events import (
+    AgentEvent,
+    NoticeEvent,
+    RequestFinishedEvent,
+    RequestStartedEvent,
+    RunFinishedEvent,
+    RunFinishReason,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+)
+from .pairing import check_pairing, normalize_messages_for_api, repair_pairing
+from .results import enforce_message_budget, error_result
+from .run_tool_use import ToolCallOutcome
+from .scheduling import run_tools
+from .streaming_executor import StreamingToolExecutor
+from .system_prompt import build_system_prompt
+from .tool import ToolUseContext
+from .usage import Usage
+
+if TYPE_CHECKING:
+    from .session import RunConfig, Session
+
+Emit = Callable[[AgentEvent], None]
+INTERRUPTION_NOTE = "[The user interrupted this run ({reason}). Tool calls that did not finish were stopped.]"
+
+
+async def _events_until_abort(stream: AsyncIterator[dict[str, Any]], abort: AbortSignal) -> AsyncIterator[dict[str, Any]]:
+    """Yield stream events, stopping promptly when the run is aborted."""
+    abort_wait = asyncio.ensure_future(abort.wait())
+    try:
+        while not abort.aborted:
+            nxt = asyncio.ensure_future(stream.__anext__())
+            done, _ = await asyncio.wait({nxt, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+            if nxt not in done:
+                nxt.cancel()
+                await asyncio.gather(nxt, return_exceptions=True)
+                return
+            try:
+                yield nxt.result()
+            except StopAsyncIteration:
+                return
+    finally:
+        abort_wait.cancel()
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            try:
+                await aclose()
+            except Exception:
+                pass
+
+
+class _Turn:
+    """One model request and the tool calls of its response."""
+
+    def __init__(self, ctx: ToolUseContext, *, streaming: bool) -> None:
+        self.ctx = ctx
+        self.acc = MessageAccumulator()
+        self.executor = StreamingToolExecutor(ctx) if streaming else None
+        self.done_blocks: list[BlockDone] = []
+        self.failure: ModelAPIError | None = None
+
+    async def stream(self, model: Any, body: dict[str, Any], emit: Emit) -> None:
+        async for event in _events_until_abort(model.stream(body, abort=self.ctx.abort), self.ctx.abort):
+            for item in self.acc.feed(event):
+                if isinstance(item, TextDelta):
+                    emit(TextDeltaEvent(text=item.text, snapshot=item.snapshot, block_index=item.index))
+                elif isinstance(item, ThinkingDelta):
+                    emit(ThinkingDeltaEvent(thinking=item.thinking, block_index=item.index))
+                elif isinstance(item, BlockDone) and item.block.get("type") == "tool_use":
+                    self.done_blocks.append(item)
+                    if self.executor is not None:
+                        if item.truncated:
+                            self.executor.add_truncated(item.block, item.truncated)
+                        else:
+                            self.executor.add(item.block)
+
+    async def run_tools(self) -> list[ToolCallOutcome]:
+        if self.executor is not None:
+            if self.failure is not None:
+                self.executor.discard_unstarted(
+                    f"Not run: the response stream failed ({self.failure.error_type or 'error'}) before this call "
+                    "started. It did not run.")
+            return await self.executor.finish()
+        if self.failure is not None:
+            return [_not_run(d) for d in self.done_blocks]
+        complete = [d.block for d in self.done_blocks if not d.truncated]
+        by_id = {o.tool_use_id: o for o in (await run_tools(complete, self.ctx)).outcomes} if complete else {}
+        return [by_id.get(d.block["id"]) or _truncated(d) for d in self.done_blocks]
+
+    def abandon(self) -> list[ToolCallOutcome]:
+        if self.executor is not None:
+            return self.executor.abandon()
+        return [_not_run(d) for d in self.done_blocks]
+
+    def assistant_message(self) -> dict[str, Any]:
+        return self.acc.assistant_message()
+
+
+def _not_run(done: BlockDone) -> ToolCallOutcome:
+    bid = done.block["id"]
+    return ToolCallOutcome(bid, done.block.get("name", ""),
+                           error_result(bid, "Not run: the run ended before this call started."), "cancelled")
+
+
+def _truncated(done: BlockDone) -> ToolCallOutcome:
+    bid = done.block["id"]
+    return ToolCallOutcome(bid, done.block.get("name", ""), error_result(
+        bid, f"Error: the input of this call was truncated ({done.truncated}), so it was not executed."), "invalid")
+
+
+def _results_message(outcomes: list[ToolCallOutcome], ctx: ToolUseContext, note: str | None) -> dict[str, Any] | None:
+    content: list[dict[str, Any]] = enforce_message_budget(
+        [o.result for o in outcomes], ctx.options.max_message_chars, ctx.outputs
+    )
+    if note:
+        content.append({"type": "text", "text": note})
+    return {"role": "user", "content": content} if content else None
+
+
+def _commit(session: "Session", turn: _Turn, outcomes: list[ToolCallOutcome], note: str | None) -> dict[str, Any]:
+    """Append the assistant message and its results to the transcript in one synchronous step."""
+    message = turn.assistant_message()
+    if message["content"]:
+        session.messages.append(message)
+        kept_ids = {b["id"] for b in message["content"] if b.get("type") == "tool_use"}
+        outcomes = [o for o in outcomes if o.tool_use_id in kept_ids]
+    else:
+        outcomes = []
+    results = _results_message(outcomes, turn.ctx, note)
+    if results is not None:
+        session.messages.append(results)
+    return message
+
+
+def prepare_messages(session: "Session", ctx: ToolUseContext, emit: Emit) -> list[dict[str, Any]]:
+    """The transcript as the API will see it; repaired (and the repair shown) if invalid."""
+    api_messages = normalize_messages_for_api(session.messages, aliases=ctx.tools.canonical_names())
+    if check_pairing(api_messages):
+        report = repair_pairing(api_messages)
+        emit(NoticeEvent(level="warning", text="The transcript was invalid and was repaired before sending:\n"
+                         + report.summary()))
+        session.messages[:] = report.messages
+        api_messages = normalize_messages_for_api(session.messages, aliases=ctx.tools.canonical_names())
+    return api_messages
+
+
+async def drive_run(
+    session: "Session", prompt: str, config: "RunConfig", abort: AbortSignal, emit: Emit,
+    build_context: Callable[[], ToolUseContext],
+) -> None:
+    """Run one prompt to completion. Always ends by emitting one `RunFinishedEvent`.
+
+    The ``build_context`` callable is called before every request: the tools, rules and
+    namespace the next request sees are the ones that exist at that moment.
+    """
+    record = session.runs[-1]
+    total = Usage()
+    reason: RunFinishReason = "max_turns"
+    error: str | None = None
+    model = config.model
+    system = build_system_prompt(config.system)
+    if prompt:
+        session.messages.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+    turn: _Turn | None = None
+    try:
+        for index in range(config.max_turns):
+            ctx = build_context()
+            api_messages = prepare_messages(session, ctx, emit)
+            body = build_request_body(
+                model=model.model_name, system=system, tools=[t.to_api_schema() for t in ctx.tools],
+                messages=api_messages, max_tokens=config.max_tokens, thinking=config.thinking,
+            )
+            record.requests.append(body)
+            if config.dry_run:
+                emit(NoticeEvent(text=json.dumps(body, indent=2, ensure_ascii=False)))
+                if prompt:
+                    session.messages.pop()
+                reason = "dry_run"
+                return
+            emit(RequestStartedEvent(index=index, model=model.model_name))
+            turn = _Turn(ctx, streaming=config.extra.get("streaming_tools", True))
+            try:
+                await turn.stream(model, body, emit)
+            except ModelAPIError as exc:
+                turn.failure = exc
+            except Exception as exc:  # a broken stream (connection cut, protocol error)
+                turn.failure = ModelAPIError(f"the response stream broke ({type(exc).__name__}: {exc})")
+            outcomes = await turn.run_tools()
+            aborted = abort.aborted
+            note = INTERRUPTION_NOTE.format(reason=abort.reason) if aborted else None
+            message = _commit(session, turn, outcomes, note)
+            acc, failure = turn.acc, turn.failure
+            turn = None
+            usage = Usage.from_api(acc.usage) if acc.message is not None else Usage(requests=1)
+            total = total + usage
+            record.usage = total
+            record.responses.append({**message, "stop_reason": acc.stop_reason})
+            record.request_ids.append(acc.request_id or (failure.request_id if failure else None))
+            emit(RequestFinishedEvent(index=index, stop_reason=acc.stop_reason, usage=usage,
+                                      request_id=record.request_ids[-1], message=message))
+            if aborted:
+                reason = "aborted"
+                return
+            if failure is not None:
+                reason, error = "api_error", failure.one_line()
+                emit(NoticeEvent(level="error", text=error))
+                return
+            if any(o.stop_run for o in outcomes):
+                why = next((o.stop_reason for o in outcomes if o.stop_run and o.stop_reason), "")
+                emit(NoticeEvent(level="warning", text=f"A hook stopped the run{': ' + why if why else ''}."))
+                reason = "hook_stopped"
+                return
+            stop = acc.stop_reason
+            if stop == "refusal":
+                emit(NoticeEvent(level="warning", text="The model refused to continue (stop_reason: refusal)."))
+                reason = "refusal"
+                return
+            if outcomes:
+                continue  # tool_use blocks arrived: the model gets their results
+            if stop == "pause_turn":
+                continue  # the API paused a long turn; sending it back lets the model go on
+            if stop == "max_tokens":
+                emit(NoticeEvent(level="warning", text=f"The response hit max_tokens ({config.max_tokens}) and was cut."))
+                reason = "max_tokens"
+                return
+            if stop is None or not acc.stopped:
+                emit(NoticeEvent(level="warning", text="The response ended without a stop reason; it may be truncated."))
+                reason = "truncated"
+                return
+            reason = "stop_sequence" if stop == "stop_sequence" else "end_turn"
+            return
+        emit(NoticeEvent(level="warning", text=f"Stopped after {config.max_turns} model requests (--max-turns)."))
+    except asyncio.CancelledError:
+        # The consuming task is being cancelled (kernel interrupt): write the one result of every
+        # tool_use synchronously, so the transcript is valid for the next cell, then let it go.
+        abort.abort("interrupted")
+        if turn is not None:
+            _commit(session, turn, turn.abandon(), INTERRUPTION_NOTE.format(reason="kernel interrupt"))
+        reason = "aborted"
+        raise
+    except Exception as exc:  # a bug: the run ends visibly, the transcript stays valid
+        if turn is not None:
+            _commit(session, turn, turn.abandon(), None)
+        reason, error = "error", f"internal error: {type(exc).__name__}: {exc}"
+        emit(NoticeEvent(level="error", text=error))
+    finally:
+        record.finish_reason, record.error, record.usage = reason, error, total
+        record.finished_at = time.time()
+        emit(RunFinishedEvent(reason=reason, usage=total, error=error))

@@ -1,0 +1,39 @@
+"""`ReadToolOutput`: the way back to a result that was cut to fit the size budget."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from .tool import Progress, Tool, ToolResult, ToolUseContext
+
+
+class ReadToolOutputInput(BaseModel):
+    tool_use_id: str = Field(description="The id of the tool call whose full output to read.")
+    offset: int = Field(0, ge=0, description="Character offset to start reading at.")
+    limit: int = Field(20_000, ge=1, le=50_000, description="How many characters to read.")
+
+
+class ReadToolOutput(Tool):
+    name = "ReadToolOutput"
+    description = (
+        "Read part of the full output of an earlier tool call whose result was cut because it was "
+        "too long. The cut result says which tool_use_id and offset to use."
+    )
+    input_model = ReadToolOutputInput
+
+    def is_concurrency_safe(self, input: BaseModel) -> bool:
+        return True
+
+    def is_read_only(self, input: BaseModel) -> bool:
+        return True
+
+    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
+        assert isinstance(input, ReadToolOutputInput)
+        full = ctx.outputs.get(input.tool_use_id) if ctx.outputs is not None else None
+        if full is None:
+            return ToolResult(f"No stored output for tool_use_id {input.tool_use_id!r}: only results that were "
+                              "cut are stored.", is_error=True)
+        end = min(input.offset + input.limit, len(full))
+        chunk = full[input.offset:end]
+        more = f" {len(full) - end:,} characters remain: call again with offset={end}." if end < len(full) else " This is the end."
+        return ToolResult(f"[characters {input.offset:,}-{end:,} of {len(full):,}.{more}]\n{chunk}")

@@ -1,0 +1,116 @@
+"""Scheduling after the stream (SPEC §4.1): batches of safe calls run concurrently, every
+other call alone, batches one after another.
+
+Example: Read A, Grep B, Edit C, Read D → [A‖B] then [C] then [D]; D observes C's effect,
+because a safe batch's context modifiers are applied after the whole batch in block order and
+a serial call's modifier before the next batch starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .events import ToolQueuedEvent
+from .run_tool_use import ToolCallOutcome
+from .tool import ToolUseContext
+from .tool_call import ToolCall, TurnState, is_concurrency_safe_call, max_tool_use_concurrency
+
+
+@dataclass
+class Batch:
+    concurrency_safe: bool
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[str]:
+        return [b["id"] for b in self.blocks]
+
+
+def partition_tool_calls(blocks: Sequence[dict[str, Any]], ctx: ToolUseContext) -> list[Batch]:
+    """Consecutive concurrency-safe calls share a batch; any other call is a batch of its own."""
+    batches: list[Batch] = []
+    for block in blocks:
+        safe = is_concurrency_safe_call(block, ctx)
+        if safe and batches and batches[-1].concurrency_safe:
+            batches[-1].blocks.append(block)
+        else:
+            batches.append(Batch(safe, [block]))
+    return batches
+
+
+@dataclass
+class RunToolsResult:
+    outcomes: list[ToolCallOutcome]
+    """One per block, in block order."""
+    context: ToolUseContext
+    """The context after every modifier was applied."""
+
+
+async def run_tools(blocks: Sequence[dict[str, Any]], ctx: ToolUseContext) -> RunToolsResult:
+    """Run an assistant message's tool_use blocks after the stream, batch by batch."""
+    turn = TurnState()
+    calls = {b["id"]: ToolCall(b, turn) for b in blocks}
+    for b in blocks:
+        ctx.emit(ToolQueuedEvent(tool_use_id=b["id"], name=b.get("name", ""), input=b.get("input") or {}))
+    cap = max_tool_use_concurrency()
+    for index, batch in enumerate(partition_tool_calls(blocks, ctx)):
+        group = [calls[i] for i in batch.ids]
+        for call in group:
+            call.batch = index
+        if batch.concurrency_safe:
+            await _run_concurrently(group, ctx, cap)
+        else:
+            await _run_concurrently(group, ctx, 1)
+        for call in group:  # modifiers after the whole batch, in original block order
+            assert call.outcome is not None
+            if call.outcome.context_modifier is not None:
+                ctx = call.outcome.context_modifier(ctx)
+    return RunToolsResult([calls[b["id"]].outcome for b in blocks], ctx)  # type: ignore[misc]
+
+
+async def _run_concurrently(group: list[ToolCall], ctx: ToolUseContext, cap: int) -> None:
+    semaphore = asyncio.Semaphore(cap)
+
+    async def limited(call: ToolCall) -> None:
+        async with semaphore:
+            if call.turn.sibling_failure and not call.done:
+                call.finish_with(f"Cancelled: {call.turn.sibling_failure}. {call.name} did not run.", "cancelled", ctx)
+                return
+            await call.start(ctx)
+
+    tasks = [asyncio.ensure_future(limited(c)) for c in group]
+    abort_wait = asyncio.ensure_future(ctx.abort.wait())
+    pending = set(tasks)
+    failure_seen = None
+    try:
+        while pending:
+            done, pending = await asyncio.wait(pending | {abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+            pending.discard(abort_wait)
+            if abort_wait in done or ctx.abort.aborted:
+                _interrupt(group, ctx)
+            if group[0].turn.sibling_failure and failure_seen is None:
+                failure_seen = group[0].turn.sibling_failure
+                for call in group:
+                    if call.started and not call.done and call.interrupt_behavior(ctx) == "cancel":
+                        call.cancel(call.cancel_sibling_text())
+    finally:
+        abort_wait.cancel()
+        for t in tasks:
+            if not t.done():
+                t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+    for call in group:  # a task cancelled while still queued on the semaphore
+        if not call.done:
+            call.finish_with(call.interrupted_text(ctx), "cancelled", ctx)
+
+
+def _interrupt(group: list[ToolCall], ctx: ToolUseContext) -> None:
+    """On abort: ``cancel`` tools are cancelled, ``block`` tools finish."""
+    for call in group:
+        if call.done:
+            continue
+        if not call.started or call.interrupt_behavior(ctx) == "cancel":
+            call.cancel()

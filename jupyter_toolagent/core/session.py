@@ -1,0 +1,250 @@
+"""A conversation that continues across cells, and the record of each run.
+
+`Session.run` is the one entry point front ends use: it yields `AgentEvent`s while the run
+goes on and leaves the transcript valid whatever happens (success, denial, abort, API error).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Literal, Sequence
+
+from .abort import AbortSignal
+from .events import AgentEvent, RunFinishedEvent
+from .usage import Usage
+
+if TYPE_CHECKING:
+    from ..models.base import Model
+    from .hook_types import HookRunner
+    from .permission_types import Approver, CanUseTool
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+
+
+@dataclass
+class RunConfig:
+    """Everything one run needs besides the transcript. Built by the magic or by `Agent`."""
+
+    model: "Model"
+    max_turns: int = 30
+    max_tokens: int = 8192
+    system: str | None = None
+    """Extra instructions appended to the built-in system prompt (stable across requests)."""
+    tool_provider: Callable[[], Sequence[Any]] | None = None
+    """Called before *every* model request: the tools that exist right now (`Tool` objects,
+    ``@tool`` functions or plain functions)."""
+    tool_names: Sequence[str] | None = None
+    """If set, only these tools are visible (``--tools``)."""
+    mode: PermissionMode | None = None
+    allow: Sequence[str] = ()
+    deny: Sequence[str] = ()
+    ask: Sequence[str] = ()
+    approver: "Approver | None" = None
+    interactive: bool = False
+    approval_timeout: float = 600.0
+    can_use_tool: "CanUseTool | None" = None
+    """Replaces the rule engine entirely (tests, custom policies)."""
+    hooks: "HookRunner | None" = None
+    """None: the ``@agent_hook`` functions registered in this process."""
+    cwd: Path | None = None
+    namespace: Any = None
+    thinking: dict[str, Any] | None = None
+    dry_run: bool = False
+    max_result_chars: int = 50_000
+    max_message_chars: int = 200_000
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunRecord:
+    """What one run did, for the teaching and debugging views."""
+
+    prompt: str
+    started_at: float = field(default_factory=time.time)
+    finished_at: float | None = None
+    events: list[AgentEvent] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    """Request bodies exactly as sent (JSON-ready)."""
+    responses: list[dict[str, Any]] = field(default_factory=list)
+    """Assistant messages as received (after accumulation)."""
+    request_ids: list[str | None] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+    error: str | None = None
+
+    @property
+    def finished(self) -> RunFinishedEvent | None:
+        for ev in reversed(self.events):
+            if isinstance(ev, RunFinishedEvent):
+                return ev
+        return None
+
+
+class Session:
+    """A conversation: the transcript, the runs that built it, and session-scoped state
+    (rules added by "Always allow", full outputs of cut results)."""
+
+    def __init__(self, name: str = "default", *, cwd: Path | None = None, permissions: Any = None) -> None:
+        from .results import ToolOutputStore
+
+        self.name = name
+        self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+        self.messages: list[dict[str, Any]] = []
+        self.runs: list[RunRecord] = []
+        self.outputs = ToolOutputStore()
+        self.permissions = permissions
+        """The `permissions.PermissionContext`: rules by source, session grants, decisions."""
+
+    # --- views ---------------------------------------------------------------------------
+    def check_pairing(self) -> list[Any]:
+        from .pairing import check_pairing, normalize_messages_for_api
+
+        return check_pairing(normalize_messages_for_api(self.messages))
+
+    def export(self, path: str | Path) -> Path:
+        """Write the transcript and the runs' summaries as JSON. Holds no API key: request
+        bodies and messages never contain one (the key travels only in HTTP headers)."""
+        path = Path(path)
+        data = {
+            "session": self.name,
+            "messages": self.messages,
+            "runs": [
+                {
+                    "prompt": r.prompt,
+                    "started_at": r.started_at,
+                    "finished_at": r.finished_at,
+                    "finish_reason": r.finish_reason,
+                    "error": r.error,
+                    "request_ids": r.request_ids,
+                    "usage": vars(r.usage),
+                }
+                for r in self.runs
+            ],
+        }
+        path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=repr))
+        return path
+
+    def reset(self) -> None:
+        self.messages.clear()
+        self.runs.clear()
+
+    # --- running -------------------------------------------------------------------------
+    async def run(self, prompt: str, config: RunConfig, *, abort: AbortSignal | None = None) -> AsyncIterator[AgentEvent]:
+        """Run ``prompt``; yield events as they happen; the last one is `RunFinishedEvent`.
+
+        Rule syntax and settings-file errors are raised before anything is sent.
+        """
+        import asyncio
+
+        from .query import drive_run
+
+        abort = abort or AbortSignal()
+        perms, flag_rules, mode = self._run_permissions(config)
+        record = RunRecord(prompt=prompt)
+        self.runs.append(record)
+        queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
+
+        def emit(event: AgentEvent) -> None:
+            record.events.append(event)
+            queue.put_nowait(event)
+
+        base_mode = perms.base_mode
+        if mode is not None:
+            perms.base_mode = mode
+        can_use_tool = self._can_use_tool(config)
+        hooks = config.hooks if config.hooks is not None else _default_hooks()
+        driver = asyncio.ensure_future(drive_run(
+            self, prompt, config, abort, emit,
+            lambda: self._build_context(config, abort, emit, can_use_tool, hooks),
+        ))
+        try:
+            while True:
+                getter = asyncio.ensure_future(queue.get())
+                await asyncio.wait({getter, driver}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    event = getter.result()
+                    yield event
+                    if isinstance(event, RunFinishedEvent):
+                        break
+                    continue
+                getter.cancel()
+                while not queue.empty():
+                    event = queue.get_nowait()
+                    yield event
+                    if isinstance(event, RunFinishedEvent):
+                        return
+                driver.result()  # re-raise a crash of the driver itself
+                return
+        finally:
+            if not driver.done():
+                abort.abort("interrupted")
+                driver.cancel()
+                try:
+                    await asyncio.shield(asyncio.gather(driver, return_exceptions=True))
+                except BaseException:
+                    pass
+            for entry in flag_rules:  # a cell's --allow/--deny/--ask last for that cell only
+                if entry in perms.rules:
+                    perms.rules.remove(entry)
+            perms.base_mode = base_mode
+
+    def _run_permissions(self, config: RunConfig) -> Any:
+        """The session's rule state with this run's flags on top.
+
+        Created on first use (so an invalid ``.toolagent/settings.json`` is reported when a run
+        starts, before anything is sent). Raises `RuleSyntaxError` / `SettingsFileError`.
+        """
+        from ..permissions import PermissionContext, parse_mode
+
+        if self.permissions is None:
+            self.permissions = PermissionContext.from_sources(cwd=config.cwd or self.cwd)
+        perms = self.permissions
+        mode = parse_mode(config.mode) if config.mode else None
+        added = perms.add_rules({"allow": config.allow, "deny": config.deny, "ask": config.ask}, source="flag")
+        return perms, added, mode
+
+    def _can_use_tool(self, config: RunConfig) -> "CanUseTool":
+        if config.can_use_tool is not None:
+            return config.can_use_tool
+        from ..permissions import RuleBasedPermissions
+
+        return RuleBasedPermissions(
+            config.approver if config.interactive else None,
+            interactive=config.interactive, approval_timeout=config.approval_timeout,
+        )
+
+    def _build_context(self, config: RunConfig, abort: AbortSignal, emit: Callable[[AgentEvent], None],
+                       can_use_tool: "CanUseTool", hooks: "HookRunner | None") -> Any:
+        from ..permissions import visible_tools
+        from .function_tool import as_tool
+        from .read_tool_output import ReadToolOutput
+        from .tool import ToolOptions, ToolPool, ToolUseContext
+
+        tools = [as_tool(t) for t in config.tool_provider()] if config.tool_provider is not None else []
+        pool = ToolPool([*tools, ReadToolOutput()])
+        if config.tool_names is not None:
+            keep = set(config.tool_names) | {"ReadToolOutput"}
+            pool = ToolPool(t for t in pool if t.name in keep)
+        pool = visible_tools(pool, self.permissions)
+        options = ToolOptions(
+            cwd=Path(config.cwd) if config.cwd is not None else self.cwd,
+            namespace=config.namespace,
+            max_result_chars=config.max_result_chars,
+            max_message_chars=config.max_message_chars,
+            extra=dict(config.extra),
+        )
+        return ToolUseContext(
+            tools=pool, can_use_tool=can_use_tool, abort=abort, messages=list(self.messages),
+            permissions=self.permissions, hooks=hooks, options=options, outputs=self.outputs,
+            emit=emit, session=self,
+        )
+
+
+def _default_hooks() -> "HookRunner":
+    """The ``@agent_hook`` functions registered in this process, read afresh at every call."""
+    from ..hooks import RegistryHookRunner, default_registry
+
+    return RegistryHookRunner(default_registry)

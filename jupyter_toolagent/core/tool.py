@@ -1,0 +1,188 @@
+"""The tool abstraction (SPEC §3) and the context every call sees.
+
+A `Tool` describes itself (name, schema, safety) and performs a call. Everything that decides
+*whether* a call happens — lookup, validation, hooks, permissions — lives in `run_tool_use`, not
+in tools. Defaults fail closed: a tool is not concurrency-safe and not read-only unless it says so.
+
+`ToolUseContext` is rebuilt for every model request (see `query`), so a function defined or
+redefined between requests is exactly what the next request sees.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Literal, Mapping
+
+from pydantic import BaseModel
+
+from .abort import AbortSignal
+from .permission_types import PermissionDecision, PermissionSubject
+
+if TYPE_CHECKING:
+    from .events import AgentEvent
+    from .hook_types import HookRunner
+    from .permission_types import CanUseTool
+    from .results import ToolOutputStore
+
+Content = str | list[dict[str, Any]]
+ContextModifier = Callable[["ToolUseContext"], "ToolUseContext"]
+
+
+@dataclass
+class ToolResult:
+    """What a tool's `call` returns when plain output is not enough.
+
+    ``content`` is a string or a list of API content blocks (text / image). ``context_modifier``
+    changes the context seen by later calls (applied per SPEC §4.1 ordering).
+    """
+
+    content: Any = ""
+    is_error: bool = False
+    context_modifier: ContextModifier | None = None
+
+
+class Progress:
+    """Handed to `Tool.call`; reports progress that is displayed, never sent to the model."""
+
+    def __init__(self, emit: Callable[[str, str, float | None], None] | None = None) -> None:
+        self._emit = emit
+
+    def __call__(self, message: str = "", fraction: float | None = None, *, output: str = "") -> None:
+        if self._emit is not None:
+            self._emit(message, output, fraction)
+
+
+class Tool(ABC):
+    """Base class of every tool. Subclasses set the class attributes and implement `call`."""
+
+    name: str = ""
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+    input_model: type[BaseModel]
+    interrupt_behavior: Literal["cancel", "block"] = "cancel"
+    cancels_siblings_on_error: ClassVar[bool] = False
+    max_result_chars: int | None = None
+    """Per-tool override of the result size budget (None: the session's budget)."""
+
+    # --- schema -----------------------------------------------------------------------
+    def input_schema(self) -> dict[str, Any]:
+        return self.input_model.model_json_schema()
+
+    def to_api_schema(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema()}
+
+    # --- safety (fail closed) -----------------------------------------------------------
+    def is_concurrency_safe(self, input: BaseModel) -> bool:
+        return False
+
+    def is_read_only(self, input: BaseModel) -> bool:
+        return False
+
+    # --- checks -------------------------------------------------------------------------
+    async def validate_input(self, input: BaseModel, ctx: "ToolUseContext") -> str | None:
+        """Semantic checks beyond the schema. Return an error message for the model, or None."""
+        return None
+
+    async def check_permissions(self, input: BaseModel, ctx: "ToolUseContext") -> PermissionDecision:
+        """The tool's own opinion (§5.3 step 3). Raising counts as passthrough."""
+        return PermissionDecision.passthrough()
+
+    def observable_input(self, input: BaseModel, ctx: "ToolUseContext") -> dict[str, Any]:
+        """What hooks and permission checks see: a copy with derived fields filled in."""
+        return input.model_dump(mode="json")
+
+    def permission_subject(self, input: BaseModel, ctx: "ToolUseContext") -> PermissionSubject | None:
+        """What the call touches, for content-specific rules (files, shell commands)."""
+        return None
+
+    # --- the call -----------------------------------------------------------------------
+    @abstractmethod
+    async def call(self, input: BaseModel, ctx: "ToolUseContext", progress: Progress) -> Any:
+        """Perform the call. Return a `ToolResult`, a string, content blocks, or any object
+        (mapped by `map_output`). Raise to fail: the exception becomes an error result."""
+
+    def map_output(self, output: Any) -> Content:
+        """Map a plain return value to content; see `results.to_content` for the default."""
+        from .results import to_content
+
+        return to_content(output)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+class ToolPool:
+    """The tools visible to the model for one request, in a deterministic order (sorted by
+    name: the tools prefix of the prompt must be byte-identical between requests)."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        by_name: dict[str, Tool] = {}
+        for t in tools:
+            by_name[t.name] = t  # a later definition replaces an earlier one
+        self._tools = [by_name[n] for n in sorted(by_name)]
+        self._lookup: dict[str, Tool] = {}
+        for t in self._tools:
+            for alias in t.aliases:
+                self._lookup.setdefault(alias, t)
+        for t in self._tools:
+            self._lookup[t.name] = t
+
+    def find(self, name: str) -> Tool | None:
+        return self._lookup.get(name)
+
+    def canonical_names(self) -> dict[str, str]:
+        """alias -> canonical name, for `normalize_messages_for_api`."""
+        return {a: t.name for t in self._tools for a in t.aliases}
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self) -> list[str]:
+        return [t.name for t in self._tools]
+
+    def without(self, names: Iterable[str]) -> "ToolPool":
+        drop = set(names)
+        return ToolPool(t for t in self._tools if t.name not in drop)
+
+
+@dataclass
+class ToolOptions:
+    """Per-run settings the tools and the pipeline read."""
+
+    cwd: Path = field(default_factory=Path.cwd)
+    namespace: Mapping[str, Any] | None = None
+    """The user's live variables (an IPython ``user_ns``, or any dict)."""
+    max_result_chars: int = 50_000
+    max_message_chars: int = 200_000
+    hook_timeout: float = 60.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _drop_event(event: "AgentEvent") -> None:
+    return None
+
+
+@dataclass
+class ToolUseContext:
+    """Everything a call may consult. Immutable by convention: modifiers return a new one."""
+
+    tools: ToolPool
+    can_use_tool: "CanUseTool"
+    abort: AbortSignal = field(default_factory=AbortSignal)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    permissions: Any = None
+    """The rule engine's state (`permissions.PermissionContext`), opaque to the core."""
+    hooks: "HookRunner | None" = None
+    options: ToolOptions = field(default_factory=ToolOptions)
+    outputs: "ToolOutputStore | None" = None
+    emit: Callable[["AgentEvent"], None] = _drop_event
+    session: Any = None
+
+    def replace(self, **changes: Any) -> "ToolUseContext":
+        return dataclasses.replace(self, **changes)

@@ -1,0 +1,82 @@
+"""Every exception the product raises on purpose.
+
+    ToolAgentError                      root: catch this to catch them all
+    ├── ConfigError                     bad option, rule, settings file or tool definition
+    │   ├── RuleSyntaxError             a permission rule that does not parse
+    │   ├── SettingsFileError           `.toolagent/settings.json` invalid (names file + field)
+    │   └── ToolDefinitionError         a function that cannot become a tool (all problems listed)
+    ├── ModelAPIError                   the model API failed after the SDK's retries
+    └── TranscriptError                 a transcript that would be rejected by the API
+
+Tool failures are *not* exceptions at this level: `run_tool_use` turns them into `is_error`
+tool results so that the model sees them and the conversation stays valid.
+"""
+
+from __future__ import annotations
+
+
+class ToolAgentError(Exception):
+    """Root of the product's exceptions."""
+
+
+class ConfigError(ToolAgentError):
+    """A configuration problem the person has to fix; shown as one line."""
+
+
+class RuleSyntaxError(ConfigError):
+    """A permission rule that does not parse."""
+
+    def __init__(self, rule: str, problem: str) -> None:
+        self.rule = rule
+        self.problem = problem
+        super().__init__(f"invalid permission rule {rule!r}: {problem}")
+
+
+class SettingsFileError(ConfigError):
+    """A settings file that is not valid JSON or does not match the schema."""
+
+
+class ToolDefinitionError(ConfigError):
+    """A Python callable that cannot be turned into a tool."""
+
+
+class ModelAPIError(ToolAgentError):
+    """The model API failed in a way the SDK's retries did not fix.
+
+    Carries what a person needs to act: HTTP status, the API's error type, the request id,
+    and a hint on what to do next. Never carries the API key.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        error_type: str | None = None,
+        request_id: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.message = message
+        self.status = status
+        self.error_type = error_type
+        self.request_id = request_id
+        self.hint = hint
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        parts = ["API error"]
+        if self.status is not None:
+            parts.append(f"HTTP {self.status}")
+        if self.error_type:
+            parts.append(self.error_type)
+        head = " ".join(parts)
+        text = f"{head}: {self.message}"
+        if self.request_id:
+            text += f" (request id {self.request_id})"
+        if self.hint:
+            text += f". {self.hint}"
+        return text
+
+
+class TranscriptError(ToolAgentError):
+    """A transcript fails `check_pairing`; sending it would get a 400 from the API."""

@@ -1,0 +1,43 @@
+"""Models: where assistant turns come from (the API over the official SDK, or a script).
+
+`AnthropicModel` is exported lazily: importing the `anthropic` SDK takes seconds, and scripted
+runs, the views and the tests of the core do not need it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Model, StreamEvent
+from .request import build_request_body, cache_prefix_bytes, cache_prefix_view, strip_cache_control
+from .scripted import ScriptedModel, ScriptedTurn, ScriptExhaustedError, text_block, thinking_block, tool_use_block
+from .stream_events import estimate_tokens, message_stream_events, new_message_id, new_request_id, new_tool_use_id
+
+__all__ = [
+    "AnthropicModel",
+    "Model",
+    "ScriptExhaustedError",
+    "ScriptedModel",
+    "ScriptedTurn",
+    "StreamEvent",
+    "build_request_body",
+    "cache_prefix_bytes",
+    "cache_prefix_view",
+    "estimate_tokens",
+    "message_stream_events",
+    "new_message_id",
+    "new_request_id",
+    "new_tool_use_id",
+    "strip_cache_control",
+    "text_block",
+    "thinking_block",
+    "tool_use_block",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AnthropicModel":
+        from .anthropic import AnthropicModel
+
+        return AnthropicModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

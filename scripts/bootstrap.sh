@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Shared set-up for a fresh Debian machine (root): system packages and the project virtualenv.
+# Sourced by quickstart.sh and test.sh; every step is idempotent.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${TOOLAGENT_VENV:-$ROOT/.venv}"
+PYTHON="${PYTHON:-python3}"
+
+_apt_updated=0
+apt_install() {  # apt_install PACKAGE... — only what is missing
+    local missing=()
+    for pkg in "$@"; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    [ "${#missing[@]}" -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "missing system packages: ${missing[*]} (run as root, or install them)" >&2
+        return 1
+    fi
+    if [ "$_apt_updated" -eq 0 ]; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        _apt_updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+make_venv() {  # make_venv EXTRAS — the project installed editable with the given extras
+    local extras="$1"
+    if ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+        apt_install python3-venv
+    fi
+    [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+    "$VENV/bin/python" -m pip install -q --upgrade pip
+    "$VENV/bin/python" -m pip install -q -e "$ROOT[$extras]"
+}
