@@ -12,7 +12,10 @@ A turn is any of:
 * a full message dict with ``content`` (and optionally ``stop_reason``, ``stop_sequence``,
   ``usage``, ``id``); an explicit ``"stop_reason": None`` streams a message without a stop
   reason (what a truncated stream looks like);
-* a `ScriptedTurn`, which adds timing.
+* a list of raw stream events (the first one a ``message_start``) — streamed exactly as
+  written, to script what no well-formed message produces: a ``max_tokens`` stop inside a
+  tool's JSON, a block that never gets its ``content_block_stop``, a missing ``message_stop``;
+* a `ScriptedTurn`, which adds timing (its ``events`` field takes raw events too).
 
 Turns come from a list (consumed in order) or from a function of the request body (sync or
 async) that returns the next turn — e.g. to answer based on the tool results it was sent.
@@ -22,7 +25,9 @@ API-shaped ids every time a turn is played, so replaying a script never repeats 
 
 Running out of turns raises `ScriptExhaustedError` (a `ModelAPIError`, so the run shows it
 like any model failure) — a script that ends early is a mistake worth seeing. Pass
-``when_exhausted="Done."`` to answer every extra request with that text instead.
+``when_exhausted="Done."`` to answer every extra request with that text instead. A turn that
+cannot be played (not a block list, a ``tool_use`` without a name, a turn function that
+raises) is a `ModelAPIError` of type ``invalid_script`` naming the problem.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, Union
 
 from ..core.abort import AbortSignal
+from ..core.accumulator import MessageAccumulator
 from ..errors import ModelAPIError
 from .stream_events import (
     estimate_tokens,
@@ -46,10 +52,14 @@ from .stream_events import (
 )
 
 __all__ = [
+    "PreparedTurn",
     "ScriptExhaustedError",
     "ScriptedModel",
     "ScriptedTurn",
     "TurnScript",
+    "invalid_script",
+    "is_raw_events",
+    "message_of_events",
     "prepare_turn",
     "text_block",
     "thinking_block",
@@ -66,16 +76,18 @@ class ScriptedTurn:
 
     ``delay`` waits before the turn's first event; ``event_delay`` and ``block_delay`` override
     the model-wide values for this turn (``block_delay`` is waited before every block after the
-    first, e.g. 0.3 to stream two tool_use blocks 300 ms apart).
+    first, e.g. 0.3 to stream two tool_use blocks 300 ms apart). ``events`` replaces
+    ``content`` with raw stream events, sent as written.
     """
 
-    content: list[dict[str, Any]]
+    content: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: Any = _AUTO
     stop_sequence: str | None = None
     usage: dict[str, Any] | None = None
     delay: float = 0.0
     event_delay: float | None = None
     block_delay: float | None = None
+    events: list[dict[str, Any]] | None = None
 
 
 Turn = Union[ScriptedTurn, str, Sequence[dict[str, Any]], dict[str, Any]]
@@ -84,6 +96,16 @@ TurnSource = Union[Sequence[Turn], Callable[[dict[str, Any]], Union[Turn, None, 
 
 class ScriptExhaustedError(ModelAPIError):
     """The script has no turn left for a request."""
+
+
+def invalid_script(problem: str) -> ModelAPIError:
+    """The error for a turn that cannot be played (shown like any model failure)."""
+    return ModelAPIError(
+        problem,
+        error_type="invalid_script",
+        hint="a turn is a list of content blocks, a string, a message dict, a list of raw stream "
+        "events or a ScriptedTurn",
+    )
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -104,18 +126,35 @@ def thinking_block(thinking: str, signature: str = "scripted-signature") -> dict
 
 @dataclass
 class PreparedTurn:
-    """A turn made concrete: a complete API message and its pacing."""
+    """A turn made concrete: a complete API message and its pacing.
+
+    ``events`` is set for a raw-event turn: those events are streamed instead of the ones
+    `message_stream_events` would make, and ``message`` is what they add up to.
+    """
 
     message: dict[str, Any]
     delay: float = 0.0
     event_delay: float | None = None
     block_delay: float | None = None
     source: Any = field(default=None, repr=False)
+    events: list[dict[str, Any]] | None = None
+
+
+def is_raw_events(value: Any) -> bool:
+    """Whether ``value`` is a list of raw stream events (it starts with ``message_start``)."""
+    return (
+        isinstance(value, (list, tuple))
+        and bool(value)
+        and isinstance(value[0], dict)
+        and value[0].get("type") == "message_start"
+    )
 
 
 def _as_scripted_turn(turn: Turn) -> ScriptedTurn:
     if isinstance(turn, ScriptedTurn):
         return turn
+    if is_raw_events(turn):
+        return ScriptedTurn(events=list(turn))  # type: ignore[arg-type]
     if isinstance(turn, str):
         return ScriptedTurn(content=[text_block(turn)])
     if isinstance(turn, dict):
@@ -137,9 +176,65 @@ def _as_scripted_turn(turn: Turn) -> ScriptedTurn:
     raise TypeError(f"cannot use {type(turn).__name__} as a scripted turn")
 
 
+def _check_blocks(content: list[Any]) -> None:
+    for position, block in enumerate(content):
+        where = f"block {position}"
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise TypeError(f"{where} is {block!r}: a content block is a dict with a 'type'")
+        kind = block["type"]
+        if kind == "text" and not isinstance(block.get("text"), str):
+            raise TypeError(f"{where} is a text block without a string 'text'")
+        if kind == "tool_use":
+            if not isinstance(block.get("name"), str) or not block["name"]:
+                raise TypeError(f"{where} is a tool_use block without a 'name'")
+            if not isinstance(block.get("input", {}), dict):
+                raise TypeError(f"{where} ({block['name']}) has an 'input' that is not a dict")
+
+
+def _check_events(events: list[Any]) -> None:
+    for position, event in enumerate(events):
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            raise TypeError(f"raw event {position} is {event!r}: an event is a dict with a 'type'")
+
+
+def message_of_events(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The assistant message a list of raw events adds up to (incomplete blocks included).
+
+    Used to record what a raw-event turn delivered; a stream that breaks the protocol gives
+    whatever was folded before the break.
+    """
+    acc = MessageAccumulator()
+    try:
+        for event in events:
+            acc.feed(event)
+    except Exception:  # a deliberately malformed stream: keep what was folded
+        pass
+    message = copy.deepcopy(acc.message) if acc.message is not None else {"type": "message", "role": "assistant"}
+    message["content"] = acc.assistant_message(keep_incomplete=True)["content"]
+    message["stop_reason"] = acc.stop_reason
+    message["stop_sequence"] = acc.stop_sequence
+    message["usage"] = dict(acc.usage)
+    return message
+
+
 def prepare_turn(turn: Turn, *, model: str, request_body: dict[str, Any] | None = None) -> PreparedTurn:
-    """Fill in what a hand-written turn leaves out: ids, stop reason, usage. Never mutates ``turn``."""
+    """Fill in what a hand-written turn leaves out: ids, stop reason, usage. Never mutates ``turn``.
+
+    Raises `TypeError` for a turn that cannot be played.
+    """
     scripted = _as_scripted_turn(turn)
+    if scripted.events is not None:
+        _check_events(scripted.events)
+        events = copy.deepcopy(list(scripted.events))
+        return PreparedTurn(
+            message=message_of_events(events),
+            delay=scripted.delay,
+            event_delay=scripted.event_delay,
+            block_delay=scripted.block_delay,
+            source=turn,
+            events=events,
+        )
+    _check_blocks(scripted.content)
     content = copy.deepcopy(scripted.content)
     for block in content:
         if block.get("type") == "tool_use" and not block.get("id"):
@@ -224,6 +319,14 @@ class TurnScript:
             hint="add a turn to the script, or pass when_exhausted='...' to end with a text reply",
         )
 
+    def extend(self, turns: Sequence[Turn]) -> None:
+        """Append turns to a list script."""
+        if self._function is not None:
+            raise TypeError("cannot add turns to a script that is a function")
+        with self._lock:
+            self._pending.extend(turns)
+            self._given += len(turns)
+
     def give_back(self, turn: Turn) -> None:
         if self._function is None:
             with self._lock:
@@ -277,20 +380,34 @@ class ScriptedModel:
         return self._model
 
     async def next_turn(self, body: dict[str, Any]) -> PreparedTurn:
-        raw = self._script.take(body)
-        if inspect.isawaitable(raw):
-            raw = await raw
+        number = len(self.requests)
+        try:
+            raw = self._script.take(body)
+            if inspect.isawaitable(raw):
+                raw = await raw
+        except ModelAPIError:
+            raise
+        except Exception as exc:
+            raise invalid_script(
+                f"the turn function failed on request {number} ({type(exc).__name__}: {exc})"
+            ) from exc
         if raw is None:
             raw = self._script.exhausted()
-        return prepare_turn(raw, model=str(body.get("model") or self._model), request_body=body)
+        try:
+            return prepare_turn(raw, model=str(body.get("model") or self._model), request_body=body)
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise invalid_script(f"the turn for request {number} cannot be played: {exc}") from exc
 
     async def stream(self, body: dict[str, Any], *, abort: AbortSignal) -> AsyncIterator[dict[str, Any]]:
         self.requests.append(copy.deepcopy(body))
         turn = await self.next_turn(body)
         self.messages_sent.append(copy.deepcopy(turn.message))
-        events = events_without_pings(
-            message_stream_events(turn.message, text_chunk=self.text_chunk, json_chunk=self.json_chunk)
-        )
+        if turn.events is not None:
+            events = turn.events
+        else:
+            events = events_without_pings(
+                message_stream_events(turn.message, text_chunk=self.text_chunk, json_chunk=self.json_chunk)
+            )
         if abort.aborted:
             return
         yield {"type": "_request", "request_id": new_request_id()}

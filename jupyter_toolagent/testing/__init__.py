@@ -1,0 +1,27 @@
+"""A fake Anthropic Messages API for tests, teaching and offline demos (SPEC §7.3).
+
+    from jupyter_toolagent.testing import FakeAnthropicServer, Fault, tool_use_block
+
+    with FakeAnthropicServer(turns=[[tool_use_block("ListVariables")], "Done."]) as server:
+        server.inject(Fault.rate_limit(retry_after_ms=50))
+        ...  # point ANTHROPIC_BASE_URL (or AnthropicModel(base_url=...)) at server.base_url
+        server.requests  # what the client sent
+"""
+
+from __future__ import annotations
+
+from ..models.scripted import ScriptedTurn, text_block, thinking_block, tool_use_block
+from .fake_server import FakeAnthropicServer, RecordedRequest
+from .faults import Fault
+from .quickstart import quickstart_turns
+
+__all__ = [
+    "FakeAnthropicServer",
+    "Fault",
+    "RecordedRequest",
+    "ScriptedTurn",
+    "quickstart_turns",
+    "text_block",
+    "thinking_block",
+    "tool_use_block",
+]

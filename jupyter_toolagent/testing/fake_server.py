@@ -1,0 +1,453 @@
+"""A Messages-API server on 127.0.0.1 that plays scripted turns (SPEC §7.3).
+
+It exists so that the real SDK path — HTTP, SSE parsing, retries, error classes — runs with no
+API key: in the project's tests, in teaching notebooks and in the offline quickstart. So it
+speaks the protocol as the API does, not as a convenient mock would:
+
+* HTTP/1.1 with keep-alive, streamed responses in chunked encoding, one SSE event per chunk
+  (with its ``event:`` line — the SDK drops data-only events), a ``request-id`` header on every
+  response and the API's JSON error envelope;
+* ``POST /v1/messages`` streaming and not, ``POST /v1/messages/count_tokens``; query strings
+  (``?beta=true``) are ignored;
+* a request without credentials gets 401; every request is validated (`validation`) and a
+  broken one gets the API's 400 text;
+* faults are injected with `inject` (`faults`); a turn broken by an error event or a cut is
+  played again on the next request.
+
+Turns are the `ScriptedModel`'s (a list, or a function of the request body, sync or async);
+see `jupyter_toolagent.models.scripted`. A turn function that raises, or a script that runs
+out, gets a 500 with ``x-should-retry: false`` and a message saying so — the SDK must not
+retry a bug in the script.
+
+Every request is recorded (`RecordedRequest`) with credential header values replaced by
+``"<present, not recorded>"``, so a recording can be printed or saved without the key.
+Delivered messages are recorded *before* their last bytes are written: a client that has read
+the whole stream must find its message in `responses` (under load the other order lost that
+race).
+
+Sockets get ``TCP_NODELAY``: each SSE event is its own small write, and with Nagle's
+algorithm every response waits for the client's delayed ACK (measured 55 ms vs 12 ms per
+streamed request on loopback).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import ModelAPIError
+from ..models.scripted import PreparedTurn, TurnScript, TurnSource, prepare_turn, timed_events
+from ..models.stream_events import estimate_tokens, message_stream_events, new_request_id
+from .faults import Fault, StreamPlan, error_envelope, plan_stream
+from .validation import request_error
+
+__all__ = ["CREDENTIAL_HEADERS", "FakeAnthropicServer", "NOT_RECORDED", "RecordedRequest"]
+
+MESSAGES_PATH = "/v1/messages"
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "proxy-authorization"})
+NOT_RECORDED = "<present, not recorded>"
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the server received it (credential header values not kept)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    """The parsed JSON body (None when it was not JSON)."""
+    raw: bytes = field(repr=False)
+    request_id: str
+    received_at: float
+    """``time.monotonic()`` when the request was read."""
+
+    @property
+    def stream(self) -> bool:
+        return isinstance(self.body, dict) and self.body.get("stream") is True
+
+
+class _StreamBroken(Exception):
+    """The client went away, or the server is stopping, while a response was written."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Reads a request, lets the server answer it, writes what it says (no logic here)."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # TCP_NODELAY on every accepted connection
+    server_version = "FakeAnthropic/1.0"
+    sys_version = ""
+    server: "_HTTPServer"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read `requests`
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.app._connection_opened(self.connection)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        except OSError:
+            pass
+        finally:
+            self.server.app._connection_closed(self.connection)
+
+    def do_POST(self) -> None:
+        self.server.app._serve(self)
+
+    do_GET = do_PUT = do_DELETE = do_PATCH = do_POST
+
+    # --- reading -----------------------------------------------------------------------------
+    def read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            parts = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline().strip():
+                        pass
+                    return b"".join(parts)
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("content-length") or 0))
+
+    # --- writing -----------------------------------------------------------------------------
+    def send_json(self, status: int, body: Any, request_id: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("request-id", request_id)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def start_stream(self, request_id: str) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("request-id", request_id)
+        self.end_headers()
+
+    def send_event(self, name: str, payload: dict[str, Any]) -> None:
+        data = f"event: {name}\ndata: {json.dumps(payload, ensure_ascii=False, separators=(',', ':'))}\n\n"
+        encoded = data.encode("utf-8")
+        try:
+            self.wfile.write(b"%X\r\n%s\r\n" % (len(encoded), encoded))
+        except OSError as exc:
+            raise _StreamBroken(str(exc)) from exc
+
+    def end_stream(self) -> None:
+        try:
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError as exc:
+            raise _StreamBroken(str(exc)) from exc
+
+    def cut(self) -> None:
+        """Drop the connection in the middle of the body (no terminating chunk)."""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    app: "FakeAnthropicServer"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hung up mid-response is normal here
+
+
+def _run_awaitable(value: Any) -> Any:
+    async def wait() -> Any:
+        return await value
+
+    return asyncio.run(wait())
+
+
+class FakeAnthropicServer:
+    """The fake Messages API (see the module docstring).
+
+    ``turns``: a list of turns or a function of the request body (sync or async) returning the
+    next turn; ``when_exhausted``: text to answer with once the script is over (else 500).
+    ``event_delay`` / ``block_delay`` pace every stream (a `ScriptedTurn` can override them).
+    ``api_key``: if set, only this key is accepted (401 otherwise); by default any key is.
+    ``validate=False`` skips the 400 checks (to see what a client does with a broken request).
+    """
+
+    def __init__(
+        self,
+        turns: TurnSource = (),
+        *,
+        when_exhausted: str | None = None,
+        event_delay: float = 0.0,
+        block_delay: float = 0.0,
+        text_chunk: int = 24,
+        json_chunk: int = 16,
+        pings: bool = True,
+        validate: bool = True,
+        api_key: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self._script = TurnScript(turns, when_exhausted=when_exhausted)
+        self.event_delay = event_delay
+        self.block_delay = block_delay
+        self.text_chunk = text_chunk
+        self.json_chunk = json_chunk
+        self.pings = pings
+        self.validate = validate
+        self._api_key = api_key
+        self._address = (host, port)
+        self.requests: list[RecordedRequest] = []
+        self.responses: list[dict[str, Any]] = []
+        """The assistant messages delivered, in order."""
+        self._faults: list[list[Any]] = []  # [fault, times left]
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> "FakeAnthropicServer":
+        if self._httpd is not None:
+            return self
+        self._stopping.clear()
+        httpd = _HTTPServer(self._address, _Handler)
+        httpd.app = self
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-anthropic", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop serving and drop open connections (streams in a pause end at once)."""
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        self._stopping.set()
+        httpd.shutdown()
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def __enter__(self) -> "FakeAnthropicServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("the server is not running: call start() or use it as a context manager")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def bodies(self) -> list[Any]:
+        """The bodies of the ``/v1/messages`` requests, in order."""
+        return [r.body for r in self.requests if urlsplit(r.path).path.rstrip("/") == MESSAGES_PATH]
+
+    # --- script and faults -------------------------------------------------------------------
+    def set_turns(self, turns: TurnSource, *, when_exhausted: str | None = None) -> None:
+        """Replace the script (turns not yet played are dropped)."""
+        self._script = TurnScript(turns, when_exhausted=when_exhausted)
+
+    def add_turns(self, *turns: Any) -> None:
+        """Append turns to a list script."""
+        self._script.extend(turns)
+
+    def inject(self, fault: Fault, *, times: int = 1) -> None:
+        """Queue ``fault`` for the next ``times`` requests it applies to (FIFO)."""
+        if times < 1:
+            raise ValueError("times must be at least 1")
+        with self._lock:
+            self._faults.append([fault, times])
+
+    def clear_faults(self) -> None:
+        """Drop every queued fault."""
+        with self._lock:
+            self._faults.clear()
+
+    @property
+    def pending_faults(self) -> list[tuple[Fault, int]]:
+        with self._lock:
+            return [(fault, times) for fault, times in self._faults]
+
+    def _take_fault(self, streaming: bool) -> Fault | None:
+        with self._lock:
+            for entry in self._faults:
+                fault = entry[0]
+                if fault.streaming_only and not streaming:
+                    continue
+                entry[1] -= 1
+                if entry[1] <= 0:
+                    self._faults.remove(entry)
+                return fault
+        return None
+
+    # --- connections -------------------------------------------------------------------------
+    def _connection_opened(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._connections.add(connection)
+
+    def _connection_closed(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._connections.discard(connection)
+
+    # --- serving -----------------------------------------------------------------------------
+    def _serve(self, handler: _Handler) -> None:
+        request_id = new_request_id()
+        raw = handler.read_body()
+        try:
+            body = json.loads(raw) if raw else None
+            parsed = True
+        except ValueError:
+            body, parsed = None, False
+        headers = {
+            name.lower(): (NOT_RECORDED if name.lower() in CREDENTIAL_HEADERS else value)
+            for name, value in handler.headers.items()
+        }
+        self.requests.append(RecordedRequest(
+            handler.command, handler.path, headers, body, raw, request_id, time.monotonic()
+        ))
+
+        def fail(status: int, error_type: str, message: str, extra: tuple[tuple[str, str], ...] = ()) -> None:
+            handler.send_json(status, error_envelope(error_type, message, request_id), request_id, extra)
+
+        path = urlsplit(handler.path).path.rstrip("/")
+        if handler.command != "POST" or path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
+            return fail(404, "not_found_error", f"Not found: {handler.command} {path}")
+        auth_problem = self._auth_problem(handler)
+        if auth_problem:
+            return fail(401, "authentication_error", auth_problem)
+        if not parsed:
+            return fail(400, "invalid_request_error", "There was an error parsing the body of your request")
+        if path == COUNT_TOKENS_PATH:
+            problem = request_error(body, count_tokens=True) if self.validate else None
+            if problem:
+                return fail(400, "invalid_request_error", problem)
+            counted = {k: v for k, v in body.items() if k in ("system", "tools", "messages")}
+            return handler.send_json(200, {"input_tokens": estimate_tokens(counted)}, request_id)
+
+        streaming = isinstance(body, dict) and body.get("stream") is True
+        fault = self._take_fault(streaming)
+        if fault is not None and fault.kind == "http":
+            return handler.send_json(fault.status, json.loads(fault.response_body(request_id)), request_id,
+                                     fault.headers)
+        problem = request_error(body) if self.validate else None
+        if problem:
+            return fail(400, "invalid_request_error", problem)
+        try:
+            source, turn = self._next_turn(body)
+        except _ScriptFailure as exc:
+            return fail(500, "api_error", str(exc), (("x-should-retry", "false"),))
+        if not streaming:
+            if turn.delay and self._stopping.wait(turn.delay):
+                return handler.cut()
+            self.responses.append(copy.deepcopy(turn.message))
+            return handler.send_json(200, turn.message, request_id)
+        self._stream(handler, request_id, source, turn, fault)
+
+    def _auth_problem(self, handler: _Handler) -> str | None:
+        key = handler.headers.get("x-api-key")
+        authorization = handler.headers.get("authorization") or ""
+        if not key and authorization.lower().startswith("bearer "):
+            key = authorization[7:].strip()
+        if not key:
+            return "x-api-key or authorization header is required"
+        if self._api_key is not None and key != self._api_key:
+            return "invalid x-api-key"
+        return None
+
+    def _next_turn(self, body: dict[str, Any]) -> tuple[Any, PreparedTurn]:
+        try:
+            source = self._script.take(body)
+            if inspect.isawaitable(source):
+                source = _run_awaitable(source)
+            if source is None:
+                source = self._script.exhausted()
+        except ModelAPIError as exc:
+            raise _ScriptFailure(f"fake server: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")) from exc
+        except Exception as exc:
+            raise _ScriptFailure(f"fake server: the turn function failed: {type(exc).__name__}: {exc}") from exc
+        try:
+            return source, prepare_turn(source, model=str(body.get("model") or ""), request_body=body)
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise _ScriptFailure(f"fake server: the scripted turn cannot be played: {exc}") from exc
+
+    def _stream(self, handler: _Handler, request_id: str, source: Any, turn: PreparedTurn, fault: Fault | None) -> None:
+        events = turn.events if turn.events is not None else message_stream_events(
+            turn.message, text_chunk=self.text_chunk, json_chunk=self.json_chunk, pings=self.pings
+        )
+        steps = timed_events(
+            events,
+            delay=turn.delay,
+            event_delay=self.event_delay if turn.event_delay is None else turn.event_delay,
+            block_delay=self.block_delay if turn.block_delay is None else turn.block_delay,
+        )
+        plan = plan_stream(steps, fault)
+        if plan.broken:
+            self._script.give_back(source)  # before any byte: the retry may come at once
+        delivered = False
+        try:
+            handler.start_stream(request_id)
+            for position, (pause, event) in enumerate(plan.steps):
+                self._pause(pause)
+                if not plan.broken and position == len(plan.steps) - 1:
+                    self.responses.append(copy.deepcopy(turn.message))
+                    delivered = True
+                handler.send_event(event["type"], event)
+            self._pause(plan.final_pause)
+            self._finish(handler, plan, turn, delivered)
+        except _StreamBroken:
+            handler.close_connection = True
+            if not plan.broken and not delivered:
+                self._script.give_back(source)
+
+    def _finish(self, handler: _Handler, plan: StreamPlan, turn: PreparedTurn, delivered: bool) -> None:
+        if plan.ending == "cut":
+            return handler.cut()
+        if plan.ending == "error":
+            handler.send_event("error", plan.error or error_envelope("api_error", "error"))
+        elif not delivered:  # a plan with no events at all
+            self.responses.append(copy.deepcopy(turn.message))
+        handler.end_stream()
+
+    def _pause(self, seconds: float) -> None:
+        if seconds > 0 and self._stopping.wait(seconds):
+            raise _StreamBroken("the server is stopping")
+
+
+class _ScriptFailure(Exception):
+    """The script could not give a turn; answered with a 500 the SDK will not retry."""
