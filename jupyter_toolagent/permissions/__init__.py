@@ -1,0 +1,49 @@
+"""Permission rules, modes and the decision order (SPEC §5.1–5.3).
+
+    rules.py          ``Tool`` / ``Tool(content)`` parsed into `PermissionRule`
+    shell.py          shell commands split into simple commands (bashlex)
+    shell_readonly.py which shell commands are read-only
+    shell_rules.py    ``Bash(...)`` matching: lenient for deny/ask, strict for allow
+    paths.py          gitignore-style file patterns on resolved paths
+    safety.py         writes that ask in every mode
+    settings.py       ``.toolagent/settings.json``
+    context.py        `PermissionContext`: rules by source, mode, session grants, decisions
+    modes.py          how each mode maps a decision
+    engine.py         `decide`: the decision order, side-effect free
+    rule_based.py     `RuleBasedPermissions`: the core's ``can_use_tool`` (asks, records)
+
+The core only sees `RuleBasedPermissions` (a ``CanUseTool``) and `visible_tools`; nothing
+here imports IPython.
+"""
+
+from __future__ import annotations
+
+from .context import ACCEPT_EDITS_GRANT, DecisionRecord, PermissionContext
+from .engine import decide, path_denied, visible_tools
+from .modes import MODES, Mode, parse_mode
+from .rule_based import RuleBasedPermissions
+from .rules import PermissionRule, RuleEntry, parse_rule
+from .settings import Settings, find_settings_file, load_settings
+from .shell import ShellParseError, is_read_only_command, split_command
+
+__all__ = [
+    "ACCEPT_EDITS_GRANT",
+    "DecisionRecord",
+    "MODES",
+    "Mode",
+    "PermissionContext",
+    "PermissionRule",
+    "RuleBasedPermissions",
+    "RuleEntry",
+    "Settings",
+    "ShellParseError",
+    "decide",
+    "find_settings_file",
+    "is_read_only_command",
+    "load_settings",
+    "parse_mode",
+    "parse_rule",
+    "path_denied",
+    "split_command",
+    "visible_tools",
+]

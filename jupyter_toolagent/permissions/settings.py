@@ -1,0 +1,163 @@
+"""The project settings file ``.toolagent/settings.json`` (SPEC §5.2).
+
+    {"permissions": {"allow": [], "deny": [], "ask": []}, "mode": "default"}
+
+It is found by walking up from the working directory, so a notebook in a sub-directory of a
+project gets the project's rules. A broken file must never be half-applied: every problem is
+collected and reported at once, each as ``<file>: field 'permissions.deny[1]': …``, and the
+run does not start (a deny rule that silently failed to load would be worse than no run).
+
+Unknown keys under ``permissions`` are errors (``"alow"`` is a typo that would drop rules);
+other top-level keys are kept, for settings other parts of the product may read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..errors import ConfigError, RuleSyntaxError, SettingsFileError
+from .modes import Mode, parse_mode
+from .rules import parse_rule
+
+SETTINGS_DIR = ".toolagent"
+SETTINGS_NAME = "settings.json"
+
+
+class PermissionLists(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+
+
+class Settings(BaseModel):
+    """A parsed settings file. ``path`` is where it was read from (None if built in code);
+    `project_dir` is the directory that holds ``.toolagent/``: relative file patterns in its
+    rules are resolved against it, not against the notebook's directory."""
+
+    model_config = ConfigDict(extra="allow")
+
+    permissions: PermissionLists = Field(default_factory=PermissionLists)
+    mode: Optional[Mode] = None
+    path: Optional[Path] = Field(default=None, exclude=True)
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _mode(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return parse_mode(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+
+    @property
+    def project_dir(self) -> Path | None:
+        return None if self.path is None else self.path.parent.parent
+
+
+def find_settings_file(cwd: str | os.PathLike[str]) -> Path | None:
+    """The nearest ``.toolagent/settings.json`` in ``cwd`` or one of its parents."""
+    here = Path(os.path.realpath(os.fspath(cwd)))
+    for directory in (here, *here.parents):
+        candidate = directory / SETTINGS_DIR / SETTINGS_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_settings(path: str | os.PathLike[str]) -> Settings:
+    """Read and validate one settings file; raise one `SettingsFileError` listing every problem."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise _error(path, [f"cannot be read ({exc.strerror or exc})"]) from None
+    except UnicodeDecodeError as exc:
+        raise _error(path, [f"is not UTF-8 text ({exc.reason})"]) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _error(path, [f"is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"]) from None
+    if not isinstance(data, dict):
+        raise _error(path, [f"must contain a JSON object, not {_json_type(data)}"])
+    problems: list[str] = []
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as exc:
+        problems.extend(_describe(err) for err in exc.errors(include_url=False))
+        settings = None
+    problems.extend(_rule_problems(data.get("permissions")))
+    if problems:
+        raise _error(path, problems)
+    assert settings is not None
+    settings.path = path
+    return settings
+
+
+def _rule_problems(section: Any) -> list[str]:
+    """Each rule that does not parse (checked even when other fields are wrong, so one run of
+    the file shows every problem)."""
+    if not isinstance(section, dict):
+        return []
+    problems = []
+    for behavior in ("allow", "deny", "ask"):
+        rules = section.get(behavior)
+        for i, rule in enumerate(rules if isinstance(rules, list) else []):
+            if not isinstance(rule, str):
+                continue  # reported by the schema
+            try:
+                parse_rule(rule)
+            except RuleSyntaxError as err:
+                problems.append(f"field 'permissions.{behavior}[{i}]': {err}")
+    return problems
+
+
+def _error(path: Path, problems: list[str]) -> SettingsFileError:
+    lines = [f"{path}: {p}" for p in problems]
+    error = SettingsFileError("\n".join(lines))
+    error.path = path  # type: ignore[attr-defined]
+    error.problems = lines  # type: ignore[attr-defined]
+    return error
+
+
+def _describe(err: Any) -> str:
+    where = _field_path(tuple(err.get("loc", ())))
+    kind = err.get("type", "")
+    if kind == "extra_forbidden":
+        return f"field '{where}': unknown key (expected allow, deny or ask)"
+    if kind == "value_error" and "ctx" in err and "error" in err["ctx"]:
+        message = str(err["ctx"]["error"])
+    else:
+        message = err.get("msg", "invalid value")
+    given = err.get("input")
+    return f"field '{where}': {message} (got {_json_type(given)} {json.dumps(given, default=repr)[:60]})"
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

@@ -1,0 +1,257 @@
+"""Which shell commands are read-only (SPEC §5.3 step 9, §10 Bash).
+
+A command listed here is auto-allowed when none of its words carries an option that writes a
+file, runs another program, or changes state. The table errs on the side of asking: anything
+not listed is not read-only (``awk``, ``sed``, ``xargs``, ``tee``, ``less`` … can all write or
+run programs), and a listed command with an option the table does not know is judged by the
+rules below, never by guesswork about the option.
+
+Reading the environment is not read-only either: ``env``, ``printenv``, ``set``,
+``declare -p``, ``export -p`` and reads of ``/proc/*/environ`` print the process environment,
+which holds the API key, straight into the model's context. (Variable expansions such as
+``echo $ANTHROPIC_API_KEY`` are caught by the parser, see `shell.SimpleCommand.expansions`.)
+
+This module only looks at words (after quote removal); the parser has already removed
+redirections, assignments and harmless wrappers.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+import re
+from typing import Callable, Sequence
+
+Checker = Callable[[Sequence[str]], bool]
+
+ENVIRONMENT_COMMANDS = frozenset(
+    {"env", "printenv", "set", "declare", "typeset", "export", "compgen", "local", "readonly", "alias"}
+)
+"""Builtins and programs that print variables; never read-only (listed for messages and tests)."""
+
+_PROC_TEXT = re.compile(r"(^|/)proc(/|$)|(^|/)environ$")
+_GLOB = re.compile(r"[*?\[]")
+
+
+def reveals_environment(words: Sequence[str], cwd: str | None = None) -> bool:
+    """Whether these words may print the environment: an environment command, or an argument
+    that names or reaches ``/proc`` (``cat /proc/self/environ``, ``grep -r KEY /proc``,
+    ``cat /pr?c/1/env*``, a symlink into ``/proc``). Relative paths are resolved against
+    ``cwd`` when it is given."""
+    if not words:
+        return False
+    if words[0].rsplit("/", 1)[-1] in ENVIRONMENT_COMMANDS:
+        return True
+    return any(_reaches_proc(candidate, cwd) for w in words[1:] for candidate in _path_candidates(w))
+
+
+def _path_candidates(word: str) -> set[str]:
+    """The word, what follows ``=`` in ``--opt=PATH``, and what follows a short option letter
+    in ``-fPATH``."""
+    found = {word, word.split("=", 1)[-1]}
+    if word.startswith("-") and not word.startswith("--") and "/" in word:
+        found.add(word[word.index("/"):])
+    return found
+
+
+def _reaches_proc(word: str, cwd: str | None) -> bool:
+    if not word or _PROC_TEXT.search(word):
+        return bool(word)
+    expanded = os.path.expanduser(word)
+    if not os.path.isabs(expanded) and cwd is None:
+        return False
+    full = os.path.join(cwd or "/", expanded)
+    if _GLOB.search(full):
+        parts = [p for p in posixpath.normpath(full).split("/") if p]
+        return bool(parts) and fnmatch.fnmatchcase("proc", parts[0])
+    resolved = os.path.realpath(full)
+    return resolved == "/proc" or resolved.startswith("/proc/") or resolved.endswith("/environ")
+
+
+def _any_args(args: Sequence[str]) -> bool:
+    return True
+
+
+def _without(*bad: str, prefixes: tuple[str, ...] = (), short: str = "") -> Checker:
+    """Read-only unless a word is one of ``bad``, starts with one of ``prefixes`` (``--output=``),
+    or is a cluster of short options containing a letter of ``short``."""
+
+    def check(args: Sequence[str]) -> bool:
+        for arg in args:
+            if arg == "--":
+                break
+            if arg in bad or (prefixes and arg.startswith(prefixes)):
+                return False
+            if short and arg.startswith("-") and not arg.startswith("--") and any(c in short for c in arg[1:]):
+                return False
+        return True
+
+    return check
+
+
+def _positional(args: Sequence[str]) -> list[str]:
+    return [a for a in args if not a.startswith("-") or a == "-"]
+
+
+def _at_most_positional(n: int, inner: Checker = _any_args) -> Checker:
+    """``uniq IN OUT`` and ``xxd IN OUT`` write their second file argument."""
+    return lambda args: len(_positional(args)) <= n and inner(args)
+
+
+def _options_only(*allowed: str) -> Checker:
+    """``hostname NAME`` sets the name; ``hostname -f`` prints it."""
+    return lambda args: all(a in allowed for a in args)
+
+
+def _date(args: Sequence[str]) -> bool:
+    """``date MMDDhhmm`` and ``date -s`` set the clock; formats and ``-d`` only print."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-d", "--date", "-r", "--reference", "-f", "--file"):
+            i += 2
+            continue
+        if arg.startswith("+") or arg in ("-u", "--utc", "--universal", "-R", "--rfc-email") or re.match(
+            r"-I|--iso-8601|--rfc-3339=|--date=|--reference=|-d.", arg
+        ):
+            i += 1
+            continue
+        return False
+    return True
+
+
+def _cd(args: Sequence[str]) -> bool:
+    """``cd sub`` only: a relative path that does not climb (what later parts read depends on
+    the directory, and ``cd /`` then ``grep -r`` would reach every process's environment)."""
+    return len(args) == 1 and not args[0].startswith(("/", "-", "~")) and ".." not in args[0].split("/")
+
+
+_FIND_UNSAFE = ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls")
+
+_GIT_GLOBAL_WITH_VALUE = ("-C", "--git-dir", "--work-tree", "--namespace")
+_GIT_GLOBAL_FLAGS = ("--no-pager", "-P", "--no-replace-objects", "--bare", "--literal-pathspecs", "--no-optional-locks")
+_GIT_UNSAFE = _without("--output", "--ext-diff", "--textconv", "--exec", prefixes=("--output=", "--exec="))
+_BRANCH_LISTING = frozenset(
+    {"-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--list", "-l", "--show-current",
+     "--merged", "--no-merged", "--contains", "--no-contains", "--points-at", "--sort", "--no-color",
+     "--color", "--column", "--no-column", "-q", "--quiet", "--format"}
+)
+
+
+_BRANCH_VALUE_OPTIONS = frozenset({"--merged", "--no-merged", "--contains", "--no-contains", "--points-at",
+                                   "--sort", "--format"})
+
+
+def _git_branch(args: Sequence[str]) -> bool:
+    """Listing only: ``git branch NAME`` creates, ``-d/-m/-c/-u`` change branches."""
+    listing = any(a in ("--list", "-l") for a in args)
+    after_value_option = False
+    for arg in args:
+        if arg.startswith("-"):
+            if arg.split("=", 1)[0] not in _BRANCH_LISTING:
+                return False
+            after_value_option = arg in _BRANCH_VALUE_OPTIONS
+        elif after_value_option:
+            after_value_option = False
+        elif not listing:
+            return False
+    return True
+
+
+def _git_tag(args: Sequence[str]) -> bool:
+    """Listing only (``git tag NAME`` creates a tag)."""
+    if not args:
+        return True
+    listing = any(a in ("-l", "--list") for a in args)
+    options_ok = all(
+        not a.startswith("-") or a in ("-l", "--list", "-n") or a.startswith(("--sort", "--contains", "--format"))
+        for a in args
+    )
+    return listing and options_ok
+
+
+def _git_grep(args: Sequence[str]) -> bool:
+    """``-O``/``--open-files-in-pager`` runs a program."""
+    return not any(a.startswith(("-O", "--open-files-in-pager")) for a in args)
+
+
+def _git_remote(args: Sequence[str]) -> bool:
+    return all(a in ("-v", "--verbose") for a in args)
+
+
+def _git_stash(args: Sequence[str]) -> bool:
+    return bool(args) and args[0] in ("list", "show")
+
+
+def _git_reflog(args: Sequence[str]) -> bool:
+    return not args or args[0] == "show" or args[0].startswith("-")
+
+
+def _git_worktree(args: Sequence[str]) -> bool:
+    return bool(args) and args[0] == "list"
+
+
+_GIT_SUBCOMMANDS: dict[str, Checker] = {
+    "status": _any_args, "log": _any_args, "diff": _any_args, "show": _any_args,
+    "blame": _any_args, "shortlog": _any_args, "describe": _any_args, "rev-parse": _any_args,
+    "rev-list": _any_args, "ls-files": _any_args, "ls-tree": _any_args, "cat-file": _any_args,
+    "show-ref": _any_args, "merge-base": _any_args, "name-rev": _any_args, "grep": _git_grep,
+    "whatchanged": _any_args, "count-objects": _any_args, "diff-tree": _any_args, "diff-files": _any_args,
+    "diff-index": _any_args, "for-each-ref": _any_args, "branch": _git_branch, "tag": _git_tag,
+    "remote": _git_remote, "stash": _git_stash, "reflog": _git_reflog, "worktree": _git_worktree,
+}
+
+
+def _git(args: Sequence[str]) -> bool:
+    """Known read-only subcommands, with no ``-c`` (config that can run programs), no
+    ``--output`` and no external diff or text conversion programs."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in _GIT_GLOBAL_WITH_VALUE:
+            i += 2
+        elif arg.split("=", 1)[0] in _GIT_GLOBAL_WITH_VALUE or arg in _GIT_GLOBAL_FLAGS:
+            i += 1
+        elif arg.startswith("-"):
+            return False  # -c, --config-env, --exec-path=… and anything unknown
+        else:
+            break
+    if i >= len(args):
+        return False
+    sub, rest = args[i], args[i + 1 :]
+    check = _GIT_SUBCOMMANDS.get(sub)
+    return check is not None and _GIT_UNSAFE(rest) and check(rest)
+
+
+def _pip(args: Sequence[str]) -> bool:
+    return bool(args) and (args[0] in ("list", "show", "freeze", "--version", "-V")) and "--path" not in args
+
+
+READ_ONLY_COMMANDS: dict[str, Checker] = {
+    "ls": _any_args, "cat": _any_args, "head": _any_args, "tail": _any_args, "wc": _any_args,
+    "grep": _any_args, "egrep": _any_args, "fgrep": _any_args, "echo": _any_args, "printf": _without("-v"),
+    "pwd": _any_args, "which": _any_args, "du": _any_args, "df": _any_args, "stat": _any_args,
+    "file": _without("-C", "--compile", short="C"), "basename": _any_args, "dirname": _any_args,
+    "realpath": _any_args, "readlink": _any_args, "true": _any_args, "false": _any_args,
+    "test": _any_args, "[": _any_args, "cut": _any_args, "tr": _any_args, "nl": _any_args, "tac": _any_args,
+    "rev": _any_args, "fold": _any_args, "column": _any_args, "od": _any_args, "strings": _any_args,
+    "diff": _any_args, "cmp": _any_args, "comm": _any_args, "seq": _any_args, "sleep": _any_args,
+    "md5sum": _any_args, "sha1sum": _any_args, "sha256sum": _any_args, "sha512sum": _any_args,
+    "whoami": _any_args, "id": _any_args, "uname": _any_args, "nproc": _any_args, "uptime": _any_args,
+    "free": _any_args, "hostname": _options_only("-f", "-s", "-i", "-I", "-d", "--fqdn", "--short"),
+    "date": _date, "cd": _cd, "uniq": _at_most_positional(1), "xxd": _at_most_positional(1, _without("-r")),
+    "sort": _without("--output", "--compress-program", prefixes=("--output=", "--compress-program="), short="o"),
+    "find": _without(*_FIND_UNSAFE),
+    "rg": _without("--pre", "--hostname-bin", prefixes=("--pre=", "--hostname-bin=")),
+    "fd": _without("--exec", "--exec-batch", prefixes=("--exec=", "--exec-batch="), short="xX"),
+    "tree": _without(short="o"),
+    "git": _git, "pip": _pip, "pip3": _pip,
+}
+
+
+def words_are_read_only(words: Sequence[str], cwd: str | None = None) -> bool:
+    """Whether a simple command (its words after wrappers) is listed read-only with safe
+    options and does not reveal the environment (relative paths resolved against ``cwd``)."""
+    check = READ_ONLY_COMMANDS.get(words[0]) if words else None
+    return check is not None and check(words[1:]) and not reveals_environment(words, cwd)
