@@ -71,14 +71,15 @@ class PairIndex:
     problems: list[str] = field(default_factory=list)
     message_problems: dict[int, str] = field(default_factory=dict)
 
+    by_message: dict[int, list[PairingViolation]] = field(default_factory=dict)
+
     def violations_of_message(self, n: int) -> list[PairingViolation]:
         """Violations that name message ``n`` as a whole, or no block that is shown."""
         count = len(self.blocks[n] or ()) if n < len(self.blocks) else 0
-        return [v for v in self.violations if v.message_index == n
-                and (v.content_index is None or v.content_index >= count)]
+        return [v for v in self.by_message.get(n, ()) if v.content_index is None or v.content_index >= count]
 
     def violations_of_block(self, n: int, k: int) -> list[PairingViolation]:
-        return [v for v in self.violations if v.message_index == n and v.content_index == k]
+        return [v for v in self.by_message.get(n, ()) if v.content_index == k]
 
     def stray_violations(self) -> list[PairingViolation]:
         """Violations naming a message that does not exist (given with other messages)."""
@@ -87,6 +88,15 @@ class PairIndex:
 
 def _read_blocks(message: Any, n: int) -> Sequence[Mapping[str, Any]]:
     return content_blocks(message, n)
+
+
+def _key(value: Any) -> Any:
+    """An id usable as a dict key even when a hand-edited transcript holds a list or dict there."""
+    try:
+        hash(value)
+    except TypeError:
+        return ("unhashable", repr(value))
+    return value
 
 
 def index_pairs(messages: Sequence[Any], violations: Sequence[PairingViolation] | None = None) -> PairIndex:
@@ -105,6 +115,8 @@ def index_pairs(messages: Sequence[Any], violations: Sequence[PairingViolation] 
             violations = []
             index.problems.append(f"check_pairing cannot read this transcript: {exc}")
     index.violations = list(violations)
+    for violation in index.violations:
+        index.by_message.setdefault(violation.message_index, []).append(violation)
 
     first_use: dict[Any, ToolPair] = {}
     previous: dict[Any, list[ToolPair]] = {}
@@ -121,8 +133,8 @@ def index_pairs(messages: Sequence[Any], violations: Sequence[PairingViolation] 
                 pair = ToolPair(block.get("id"), str(block.get("name", "")), block.get("input"), n, k)
                 index.pairs.append(pair)
                 index.use_at[(n, k)] = pair
-                previous.setdefault(pair.tool_use_id, []).append(pair)
-                first_use.setdefault(pair.tool_use_id, pair)
+                previous.setdefault(_key(pair.tool_use_id), []).append(pair)
+                first_use.setdefault(_key(pair.tool_use_id), pair)
             continue
         if role == "user":
             _match_results(index, n, blocks, previous, first_use)
@@ -141,7 +153,7 @@ def _match_results(index: PairIndex, n: int, blocks: Sequence[Mapping[str, Any]]
             continue
         tool_use_id = block.get("tool_use_id")
         info = ResultInfo(n, k, block, tool_use_id, block.get("is_error") is True, counted=False)
-        candidates = previous.get(tool_use_id)
+        candidates = previous.get(_key(tool_use_id))
         if candidates:
             pair = next((p for p in candidates if not p.results), candidates[0])
             info.pair = pair
@@ -154,7 +166,7 @@ def _match_results(index: PairIndex, n: int, blocks: Sequence[Mapping[str, Any]]
                 info.counted = True
             pair.results.append(info)
         else:
-            earlier = first_use.get(tool_use_id)
+            earlier = first_use.get(_key(tool_use_id))
             info.note = (f"orphan: its tool_use is at {earlier.path}, not in the previous message"
                          if earlier is not None else "orphan: no tool_use has this id")
         index.result_at[(n, k)] = info

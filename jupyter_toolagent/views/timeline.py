@@ -80,11 +80,15 @@ class CallTimeline:
 
     @property
     def start(self) -> float:
-        return self.segments[0].start if self.segments else 0.0
+        if self.segments:
+            return self.segments[0].start
+        return self.finished_at if self.finished_at is not None else 0.0
 
     @property
     def end(self) -> float:
-        return self.segments[-1].end if self.segments else 0.0
+        if self.segments:
+            return self.segments[-1].end
+        return self.finished_at if self.finished_at is not None else 0.0
 
 
 @dataclass

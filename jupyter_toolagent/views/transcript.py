@@ -193,7 +193,7 @@ class TranscriptView(View):
 
     def _message_html(self, n: int, message: Any) -> str:
         role = message.get("role") if isinstance(message, Mapping) else type(message).__name__
-        broken = any(v.message_index == n for v in self.violations) or n in self._index.message_problems
+        broken = n in self._index.by_message or n in self._index.message_problems
         classes = f"tav-message tav-role-{esc(role)}" + (" tav-has-violation" if broken else "")
         parts = [f'<div class="{classes}" data-message-index="{n}"><h4>messages.{n} · {esc(role)}</h4>']
         parts += [self._violation_html(v) for v in self._index.violations_of_message(n)]

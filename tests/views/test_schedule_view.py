@@ -120,6 +120,13 @@ async def test_a_partial_event_list_shows_the_run_live() -> None:
     assert a.segments[-1].open and a.segments[-1].state == "running"
     done = ScheduleView(events)
     assert not done.schedule.live and all(c.finished for c in done.schedule.calls)
+    # any prefix (a live run) or suffix (a list read from the middle) renders without raising
+    for cut in range(len(events) + 1):
+        for part in (events[:cut], events[cut:]):
+            view = ScheduleView(part, now=events[-1].at)
+            assert view.to_text() and view.to_html()
+            assert {c.tool_use_id for g in view.schedule.groups for c in g.calls} == \
+                {c.tool_use_id for c in view.schedule.calls}
 
 
 @pytest.mark.asyncio

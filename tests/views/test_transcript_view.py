@@ -6,6 +6,8 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from view_support import SleepTool, config, has_html, run, use
 
 from jupyter_toolagent.core.session import Session
@@ -184,3 +186,25 @@ async def test_a_real_session_shows_valid_pairs() -> None:
     assert "[2] tool_use toolu_E1 Edit" in out and "→ result messages.2.content.1 · is_error: false · Edit b done" in out
     bundle = view._repr_mimebundle_()
     assert set(bundle) == {"text/plain", "text/html"} and bundle["text/plain"] == str(view) == out
+
+
+JUNK = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+    max_leaves=8,
+)
+BLOCK = st.one_of(
+    JUNK,
+    st.fixed_dictionaries({"type": st.sampled_from(["text", "tool_use", "tool_result", "thinking", "image"]),
+                           "id": JUNK, "tool_use_id": JUNK, "text": JUNK, "content": JUNK, "input": JUNK,
+                           "is_error": JUNK}),
+)
+MESSAGE = st.one_of(JUNK, st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "system"]),
+                                                 "content": st.one_of(JUNK, st.lists(BLOCK, max_size=4))}))
+
+
+@settings(max_examples=100, derandomize=True, deadline=None)
+@given(st.lists(MESSAGE, max_size=5))
+def test_any_list_renders_without_raising(messages: list[Any]) -> None:
+    view = TranscriptView(messages)
+    assert view.to_text() and view.to_html()
