@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 import typing
 from typing import Any, Callable, Literal, Mapping, TypeVar, overload
 
@@ -48,7 +49,7 @@ class FunctionTool(Tool):
         self._is_async = inspect.iscoroutinefunction(fn)
         # A thread cannot be cancelled: a sync function always finishes ("block").
         self.interrupt_behavior = interrupt_behavior or ("cancel" if self._is_async else "block")
-        self.input_model, doc_description, self._injected = _build_input_model(fn, self.name)
+        self.input_model, doc_description, self._injected, self._positional = _build_input_model(fn, self.name)
         self.description = description or doc_description or f"Call the Python function {self.name}()."
 
     def is_concurrency_safe(self, input: BaseModel) -> bool:
@@ -59,13 +60,12 @@ class FunctionTool(Tool):
 
     async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> Any:
         kwargs = {name: getattr(input, name) for name in type(input).model_fields}
-        if "ctx" in self._injected:
-            kwargs["ctx"] = ctx
-        if "progress" in self._injected:
-            kwargs["progress"] = progress
+        for pname, kind in self._injected.items():
+            kwargs[pname] = ctx if kind == "ctx" else progress
+        args = [kwargs.pop(name) for name in self._positional]
         if self._is_async:
-            return await self.fn(**kwargs)
-        return await asyncio.to_thread(self.fn, **kwargs)
+            return await self.fn(*args, **kwargs)
+        return await asyncio.to_thread(self.fn, *args, **kwargs)
 
     def map_output(self, output: Any) -> Any:
         try:
@@ -75,10 +75,25 @@ class FunctionTool(Tool):
         return map_return_value(output)
 
 
-def _build_input_model(fn: Callable[..., Any], tool_name: str) -> tuple[type[BaseModel], str, set[str]]:
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _is_injected(pname: str, annotation: Any) -> bool:
+    """``ctx`` / ``progress`` are supplied by the runtime, not by the model — when annotated
+    with their types, or left unannotated under those names."""
+    if annotation is ToolUseContext or annotation is Progress:
+        return True
+    return pname in _INJECTED and annotation is inspect.Parameter.empty
+
+
+def _build_input_model(
+    fn: Callable[..., Any], tool_name: str
+) -> tuple[type[BaseModel], str, dict[str, str], list[str]]:
+    """The input model, the description, injected parameters (name → kind) and the names of
+    positional-only parameters. Collects every problem before raising one error."""
     problems: list[str] = []
-    if not tool_name or not tool_name.replace("_", "a").replace("-", "a").isalnum() or len(tool_name) > 64:
-        problems.append(f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-'")
+    if not _TOOL_NAME.match(tool_name or ""):
+        problems.append(f"tool name {tool_name!r} must be 1-64 ASCII letters, digits, '_' or '-'")
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
@@ -93,15 +108,25 @@ def _build_input_model(fn: Callable[..., Any], tool_name: str) -> tuple[type[Bas
     description = "\n\n".join(part for part in (doc.short_description, doc.long_description) if part)
 
     fields: dict[str, Any] = {}
-    injected: set[str] = set()
+    injected: dict[str, str] = {}
+    positional: list[str] = []
     for pname, param in sig.parameters.items():
-        if pname in _INJECTED:
-            injected.add(pname)
+        annotation = hints.get(pname, param.annotation)
+        if _is_injected(pname, annotation):
+            injected[pname] = "progress" if annotation is Progress or (pname == "progress" and annotation is param.empty) else "ctx"
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             problems.append(f"parameter {param}: *args and **kwargs cannot be described to the model")
             continue
-        annotation = hints.get(pname, Any)
+        if param.kind is param.POSITIONAL_ONLY:
+            positional.append(pname)
+        if annotation is param.empty:
+            annotation = Any
+        try:
+            create_model("probe", **{pname: (annotation, ...)}).model_json_schema()  # type: ignore[call-overload]
+        except Exception:
+            problems.append(f"parameter {pname!r}: type {_type_name(annotation)} has no JSON schema")
+            continue
         default = ... if param.default is param.empty else param.default
         fields[pname] = (annotation, Field(default, description=param_docs.get(pname) or None))
     if problems:
@@ -112,15 +137,8 @@ def _build_input_model(fn: Callable[..., Any], tool_name: str) -> tuple[type[Bas
         )
         model.model_json_schema()
     except (PydanticSchemaGenerationError, PydanticUserError, TypeError, ValueError) as exc:
-        for pname, (annotation, _) in fields.items():
-            try:
-                create_model("probe", **{pname: (annotation, ...)}).model_json_schema()  # type: ignore[call-overload]
-            except Exception:
-                problems.append(f"parameter {pname!r}: type {_type_name(annotation)} has no JSON schema")
-        if not problems:
-            problems.append(str(exc).splitlines()[0])
-        raise ToolDefinitionError(_problems_text(tool_name, problems)) from exc
-    return model, description, injected
+        raise ToolDefinitionError(_problems_text(tool_name, [str(exc).splitlines()[0]])) from exc
+    return model, description, injected, positional
 
 
 def _type_name(annotation: Any) -> str:
@@ -175,13 +193,22 @@ def tool(
 
 
 def tools_from_namespace(namespace: Mapping[str, Any]) -> list[Tool]:
-    """The ``@tool`` functions in a namespace *now* (called before every model request)."""
-    found: list[Tool] = []
-    for value in list(namespace.values()):
-        t = getattr(value, TOOL_ATTR, None) if callable(value) else None
-        if isinstance(t, FunctionTool):
-            found.append(t)
-    return found
+    """The ``@tool`` functions in a namespace *now* (called before every model request).
+
+    ``_``-names (IPython's ``_5``, ``_``) are skipped, and a function bound under its tool's own
+    name wins over other references, so a stale object kept elsewhere never shadows a
+    redefinition.
+    """
+    by_name: dict[str, FunctionTool] = {}
+    for key, value in list(namespace.items()):
+        if not isinstance(key, str) or key.startswith("_") or not callable(value):
+            continue
+        t = getattr(value, TOOL_ATTR, None)
+        if not isinstance(t, FunctionTool):
+            continue
+        if t.name not in by_name or key == t.name:
+            by_name[t.name] = t
+    return list(by_name.values())
 
 
 def as_tool(value: Any, name: str | None = None) -> Tool:

@@ -33,6 +33,9 @@ from .events import (
     RunFinishReason,
     TextDeltaEvent,
     ThinkingDeltaEvent,
+    ToolFinishedEvent,
+    ToolQueuedEvent,
+    ToolStatus,
 )
 from .pairing import check_pairing, normalize_messages_for_api, repair_pairing
 from .results import enforce_message_budget, error_result
@@ -56,7 +59,11 @@ async def _events_until_abort(stream: AsyncIterator[dict[str, Any]], abort: Abor
     try:
         while not abort.aborted:
             nxt = asyncio.ensure_future(stream.__anext__())
-            done, _ = await asyncio.wait({nxt, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+            try:
+                done, _ = await asyncio.wait({nxt, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                nxt.cancel()
+                raise
             if nxt not in done:
                 nxt.cancel()
                 await asyncio.gather(nxt, return_exceptions=True)
@@ -108,30 +115,43 @@ class _Turn:
                     "started. It did not run.")
             return await self.executor.finish()
         if self.failure is not None:
-            return [_not_run(d) for d in self.done_blocks]
+            return [self._decided(d, "Not run: the run ended before this call started.", "cancelled")
+                    for d in self.done_blocks]
         complete = [d.block for d in self.done_blocks if not d.truncated]
-        by_id = {o.tool_use_id: o for o in (await run_tools(complete, self.ctx)).outcomes} if complete else {}
-        return [by_id.get(d.block["id"]) or _truncated(d) for d in self.done_blocks]
+        ran = iter((await run_tools(complete, self.ctx)).outcomes if complete else [])
+        return [
+            self._decided(d, f"Error: the input of this {d.block.get('name', '')} call was truncated ({d.truncated}), "
+                             "so it was not executed. Send the call again with the complete input.", "invalid")
+            if d.truncated else next(ran)
+            for d in self.done_blocks
+        ]
+
+    def _decided(self, done: BlockDone, text: str, status: ToolStatus) -> ToolCallOutcome:
+        """A result decided without running the call, shown like any other call."""
+        bid, name = done.block["id"], done.block.get("name", "")
+        self.ctx.emit(ToolQueuedEvent(tool_use_id=bid, name=name, input=done.block.get("input") or {}))
+        outcome = ToolCallOutcome(bid, name, error_result(bid, text), status)
+        self.ctx.emit(ToolFinishedEvent(tool_use_id=bid, name=name, status=status, result=outcome.result))
+        return outcome
+
+    async def settle_after_interrupt(self) -> list[ToolCallOutcome]:
+        """The consuming task was cancelled: ``block`` tools are allowed to finish (SPEC §4.3),
+        ``cancel`` tools were cancelled by the abort. A second interrupt gives up waiting."""
+        if self.executor is None:
+            return self.abandon()
+        try:
+            return await asyncio.shield(self.executor.finish())
+        except asyncio.CancelledError:
+            return self.abandon()
 
     def abandon(self) -> list[ToolCallOutcome]:
         if self.executor is not None:
             return self.executor.abandon()
-        return [_not_run(d) for d in self.done_blocks]
+        return [self._decided(d, "Not run: the run was interrupted before this call started.", "cancelled")
+                for d in self.done_blocks]
 
     def assistant_message(self) -> dict[str, Any]:
         return self.acc.assistant_message()
-
-
-def _not_run(done: BlockDone) -> ToolCallOutcome:
-    bid = done.block["id"]
-    return ToolCallOutcome(bid, done.block.get("name", ""),
-                           error_result(bid, "Not run: the run ended before this call started."), "cancelled")
-
-
-def _truncated(done: BlockDone) -> ToolCallOutcome:
-    bid = done.block["id"]
-    return ToolCallOutcome(bid, done.block.get("name", ""), error_result(
-        bid, f"Error: the input of this call was truncated ({done.truncated}), so it was not executed."), "invalid")
 
 
 def _results_message(outcomes: list[ToolCallOutcome], ctx: ToolUseContext, note: str | None) -> dict[str, Any] | None:
@@ -158,16 +178,31 @@ def _commit(session: "Session", turn: _Turn, outcomes: list[ToolCallOutcome], no
     return message
 
 
-def prepare_messages(session: "Session", ctx: ToolUseContext, emit: Emit) -> list[dict[str, Any]]:
-    """The transcript as the API will see it; repaired (and the repair shown) if invalid."""
+def prepare_messages(session: "Session", ctx: ToolUseContext, emit: Emit, *, persist: bool = True) -> list[dict[str, Any]]:
+    """The transcript as the API will see it; repaired (and the repair shown) if invalid.
+
+    ``persist`` writes the repair back to the session (not for a dry run, which changes nothing).
+    """
     api_messages = normalize_messages_for_api(session.messages, aliases=ctx.tools.canonical_names())
     if check_pairing(api_messages):
         report = repair_pairing(api_messages)
         emit(NoticeEvent(level="warning", text="The transcript was invalid and was repaired before sending:\n"
                          + report.summary()))
-        session.messages[:] = report.messages
-        api_messages = normalize_messages_for_api(session.messages, aliases=ctx.tools.canonical_names())
+        if persist:
+            session.messages[:] = report.messages
+        api_messages = normalize_messages_for_api(report.messages, aliases=ctx.tools.canonical_names())
     return api_messages
+
+
+def _leave_valid(session: "Session", emit: Emit) -> None:
+    """The transcript a run leaves behind passes `check_pairing`, so the next cell (or an export)
+    never starts from a broken one — e.g. after a response that repeated a tool_use id."""
+    normalized = normalize_messages_for_api(session.messages)
+    if check_pairing(normalized):
+        report = repair_pairing(normalized)
+        session.messages[:] = report.messages
+        emit(NoticeEvent(level="warning", text="The transcript was repaired at the end of the run:\n"
+                         + report.summary()))
 
 
 async def drive_run(
@@ -191,7 +226,7 @@ async def drive_run(
     try:
         for index in range(config.max_turns):
             ctx = build_context()
-            api_messages = prepare_messages(session, ctx, emit)
+            api_messages = prepare_messages(session, ctx, emit, persist=not config.dry_run)
             body = build_request_body(
                 model=model.model_name, system=system, tools=[t.to_api_schema() for t in ctx.tools],
                 messages=api_messages, max_tokens=config.max_tokens, thinking=config.thinking,
@@ -261,7 +296,8 @@ async def drive_run(
         # tool_use synchronously, so the transcript is valid for the next cell, then let it go.
         abort.abort("interrupted")
         if turn is not None:
-            _commit(session, turn, turn.abandon(), INTERRUPTION_NOTE.format(reason="kernel interrupt"))
+            outcomes = await turn.settle_after_interrupt()
+            _commit(session, turn, outcomes, INTERRUPTION_NOTE.format(reason="kernel interrupt"))
         reason = "aborted"
         raise
     except Exception as exc:  # a bug: the run ends visibly, the transcript stays valid
@@ -270,6 +306,8 @@ async def drive_run(
         reason, error = "error", f"internal error: {type(exc).__name__}: {exc}"
         emit(NoticeEvent(level="error", text=error))
     finally:
+        if reason != "dry_run":
+            _leave_valid(session, emit)
         record.finish_reason, record.error, record.usage = reason, error, total
         record.finished_at = time.time()
         emit(RunFinishedEvent(reason=reason, usage=total, error=error))

@@ -20,6 +20,7 @@ class ReadToolOutput(Tool):
         "too long. The cut result says which tool_use_id and offset to use."
     )
     input_model = ReadToolOutputInput
+    max_result_chars = 51_000  # a full 50,000-character chunk plus its header is never cut again
 
     def is_concurrency_safe(self, input: BaseModel) -> bool:
         return True

@@ -25,15 +25,16 @@ def truncate_middle(text: str, limit: int) -> str:
     """Keep the head and tail of ``text`` within ``limit`` characters and say how much was cut.
 
     Exceptions and logs carry the cause at the end and the context at the start, so both ends
-    are worth more than the middle.
+    are worth more than the middle. The note's own length is paid from the budget, and the
+    count it gives is exactly what is missing.
     """
     if len(text) <= limit:
         return text
-    cut = len(text) - limit
-    note = f"\n[... {cut:,} characters cut from the middle ...]\n"
-    keep = max(limit - len(note), 0)
+    widest = len(f"\n[... {len(text):,} characters cut from the middle ...]\n")
+    keep = max(limit - widest, 0)
     head = keep // 2
     tail = keep - head
+    note = f"\n[... {len(text) - keep:,} characters cut from the middle ...]\n"
     return text[:head] + note + (text[-tail:] if tail else "")
 
 
@@ -171,6 +172,7 @@ def enforce_message_budget(
     if total <= budget:
         return results
     out = list(results)
+    note_room = 400  # the preview's note about where the rest is
     for i in sorted(range(len(out)), key=lambda i: sizes[i], reverse=True):
         if total <= budget:
             break
@@ -179,11 +181,14 @@ def enforce_message_budget(
         text = content if isinstance(content, str) else "\n".join(
             b.get("text", "") for b in content if b.get("type") == "text"
         )
-        share = max(budget // max(len(out), 1), 1_000)
-        if len(text) <= share:
+        share = max(budget // max(len(out), 1) - note_room, 1_000)
+        if len(text) <= share + note_room:
             continue
+        # A result already cut to its own budget keeps its full text in the store: preview from
+        # that, never overwrite it with the shorter preview.
+        full = (store.get(r["tool_use_id"]) if store is not None else None) or text
         new = dict(r)
-        preview = _preview(text, share, r["tool_use_id"], store)
+        preview = _preview(full, share, r["tool_use_id"], store)
         if isinstance(content, str):
             new["content"] = preview
         else:

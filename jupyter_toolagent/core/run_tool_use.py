@@ -9,10 +9,11 @@ task knows whether the call had started and writes the one result for it.
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .capture import capture_output
 from .events import (
@@ -52,9 +53,25 @@ class ToolCallOutcome:
         return bool(self.result.get("is_error"))
 
 
+_STRICT_MODELS: "weakref.WeakKeyDictionary[type[BaseModel], type[BaseModel]]" = weakref.WeakKeyDictionary()
+
+
+def _forbidding_extras(model: type[BaseModel]) -> type[BaseModel]:
+    """The same input model with unexpected parameters refused: a parameter the model made up
+    must be reported to it, not silently dropped (pydantic's default is to ignore extras)."""
+    if model.model_config.get("extra") == "forbid":
+        return model
+    strict = _STRICT_MODELS.get(model)
+    if strict is None:
+        config = ConfigDict(**{**model.model_config, "extra": "forbid"})  # type: ignore[typeddict-item]
+        strict = type(model.__name__, (model,), {"model_config": config, "__module__": model.__module__})
+        _STRICT_MODELS[model] = strict
+    return strict
+
+
 def parse_input(tool: Tool, raw: Any) -> BaseModel:
     """Validate raw tool input against the tool's model (raises ValidationError)."""
-    return tool.input_model.model_validate(raw)
+    return _forbidding_extras(tool.input_model).model_validate(raw)
 
 
 def _fail(block: dict[str, Any], name: str, text: str, status: ToolStatus = "error", **kw: Any) -> ToolCallOutcome:
@@ -92,18 +109,12 @@ async def run_tool_use(block: dict[str, Any], ctx: ToolUseContext, *, batch: int
         return _fail(block, name, describe_validation_error(name, exc, tool.input_model), "invalid")
 
     # 4. Semantic validation.
-    try:
-        problem = await tool.validate_input(parsed, ctx)
-    except Exception as exc:  # a buggy validator must not crash the run
-        problem = f"the input could not be checked ({type(exc).__name__}: {exc})"
+    problem = await _semantic_problem(tool, parsed, ctx)
     if problem:
         return _fail(block, name, f"InputValidationError: {problem}", "invalid")
 
     # 5. Observable input: hooks and permissions see a copy with derived fields.
-    try:
-        observable = tool.observable_input(parsed, ctx)
-    except Exception:
-        observable = parsed.model_dump(mode="json")
+    observable = _observable(tool, parsed, ctx)
 
     # 6. PreToolUse hooks.
     hook = PreToolUseOutcome()
@@ -114,38 +125,31 @@ async def run_tool_use(block: dict[str, Any], ctx: ToolUseContext, *, batch: int
         if hook.error:
             return _fail(block, name, f"Hook error: {hook.error}. {name} did not run.", stop_run=hook.stop,
                          stop_reason=hook.stop_reason)
+        if hook.decision == "deny":  # final: no permission policy can turn it into an allow
+            text = hook.reason or f"A PreToolUse hook denied this {name} call."
+            _decided(ctx, tool_use_id, name, PermissionDecision.deny(text, "hook"))
+            return _fail(block, name, text, "denied", stop_run=hook.stop, stop_reason=hook.stop_reason)
         if hook.updated_input is not None:
-            try:
-                parsed = parse_input(tool, hook.updated_input)
-            except ValidationError as exc:
-                return _fail(block, name, "A hook supplied invalid input: " +
-                             describe_validation_error(name, exc, tool.input_model), "invalid")
-            observable = dict(hook.updated_input)
+            replaced = await _replace_input(tool, hook.updated_input, ctx, "A hook supplied")
+            if isinstance(replaced, str):
+                return _fail(block, name, replaced, "invalid")
+            parsed = replaced
+            observable = _observable(tool, parsed, ctx)
     hook_decision = (
         PermissionDecision(hook.decision, message=hook.reason, decided_by="hook") if hook.decision else None
     )
 
     # 7. Permission decision: only allow reaches the call.
     decision = await ctx.can_use_tool(tool, dict(observable), ctx, tool_use_id=tool_use_id, hook_decision=hook_decision)
-    ctx.emit(
-        PermissionDecidedEvent(
-            tool_use_id=tool_use_id,
-            name=name,
-            behavior="allow" if decision.behavior == "allow" else "deny",
-            decided_by=decision.decided_by or "policy",
-            message=decision.message,
-            rule_added=decision.rule_added,
-        )
-    )
+    _decided(ctx, tool_use_id, name, decision)
     if decision.behavior != "allow":
         text = decision.message or f"Permission to use {name} was denied."
         return _fail(block, name, text, "denied", stop_run=hook.stop, stop_reason=hook.stop_reason)
     if decision.updated_input is not None:
-        try:
-            parsed = parse_input(tool, decision.updated_input)
-        except ValidationError as exc:
-            return _fail(block, name, "The approved input is invalid: " +
-                         describe_validation_error(name, exc, tool.input_model), "invalid")
+        replaced = await _replace_input(tool, decision.updated_input, ctx, "The approval supplied")
+        if isinstance(replaced, str):
+            return _fail(block, name, replaced, "invalid")
+        parsed = replaced
 
     # 8. Call, with progress and captured prints.
     outcome = await _call(tool, parsed, block, ctx, batch)
@@ -167,6 +171,43 @@ async def run_tool_use(block: dict[str, Any], ctx: ToolUseContext, *, batch: int
     if outcome.additional_context:
         outcome.result = _with_context(outcome.result, outcome.additional_context)
     return outcome
+
+
+async def _semantic_problem(tool: Tool, parsed: BaseModel, ctx: ToolUseContext) -> str | None:
+    try:
+        return await tool.validate_input(parsed, ctx)
+    except Exception as exc:  # a buggy validator must not crash the run
+        return f"the input could not be checked ({type(exc).__name__}: {exc})"
+
+
+def _observable(tool: Tool, parsed: BaseModel, ctx: ToolUseContext) -> dict[str, Any]:
+    try:
+        return tool.observable_input(parsed, ctx)
+    except Exception:
+        return parsed.model_dump(mode="json")
+
+
+async def _replace_input(tool: Tool, raw: dict[str, Any], ctx: ToolUseContext, who: str) -> BaseModel | str:
+    """Input replaced by a hook or an approval goes through the same checks as the model's."""
+    try:
+        parsed = parse_input(tool, raw)
+    except ValidationError as exc:
+        return f"{who} invalid input: " + describe_validation_error(tool.name, exc, tool.input_model)
+    problem = await _semantic_problem(tool, parsed, ctx)
+    return f"{who} input that fails its check: {problem}" if problem else parsed
+
+
+def _decided(ctx: ToolUseContext, tool_use_id: str, name: str, decision: PermissionDecision) -> None:
+    ctx.emit(
+        PermissionDecidedEvent(
+            tool_use_id=tool_use_id,
+            name=name,
+            behavior="allow" if decision.behavior == "allow" else "deny",
+            decided_by=decision.decided_by or "policy",
+            message=decision.message,
+            rule_added=decision.rule_added,
+        )
+    )
 
 
 async def _call(tool: Tool, parsed: BaseModel, block: dict[str, Any], ctx: ToolUseContext,

@@ -22,6 +22,8 @@ from .tool_call import ToolCall, TurnState, is_concurrency_safe_call, max_tool_u
 class Batch:
     concurrency_safe: bool
     blocks: list[dict[str, Any]] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
+    """Where each block sits in the assistant message (ids may repeat; positions do not)."""
 
     @property
     def ids(self) -> list[str]:
@@ -31,12 +33,13 @@ class Batch:
 def partition_tool_calls(blocks: Sequence[dict[str, Any]], ctx: ToolUseContext) -> list[Batch]:
     """Consecutive concurrency-safe calls share a batch; any other call is a batch of its own."""
     batches: list[Batch] = []
-    for block in blocks:
+    for position, block in enumerate(blocks):
         safe = is_concurrency_safe_call(block, ctx)
         if safe and batches and batches[-1].concurrency_safe:
             batches[-1].blocks.append(block)
+            batches[-1].positions.append(position)
         else:
-            batches.append(Batch(safe, [block]))
+            batches.append(Batch(safe, [block], [position]))
     return batches
 
 
@@ -51,23 +54,20 @@ class RunToolsResult:
 async def run_tools(blocks: Sequence[dict[str, Any]], ctx: ToolUseContext) -> RunToolsResult:
     """Run an assistant message's tool_use blocks after the stream, batch by batch."""
     turn = TurnState()
-    calls = {b["id"]: ToolCall(b, turn) for b in blocks}
+    calls = [ToolCall(b, turn) for b in blocks]
     for b in blocks:
         ctx.emit(ToolQueuedEvent(tool_use_id=b["id"], name=b.get("name", ""), input=b.get("input") or {}))
     cap = max_tool_use_concurrency()
     for index, batch in enumerate(partition_tool_calls(blocks, ctx)):
-        group = [calls[i] for i in batch.ids]
+        group = [calls[p] for p in batch.positions]
         for call in group:
             call.batch = index
-        if batch.concurrency_safe:
-            await _run_concurrently(group, ctx, cap)
-        else:
-            await _run_concurrently(group, ctx, 1)
+        await _run_concurrently(group, ctx, cap if batch.concurrency_safe else 1)
         for call in group:  # modifiers after the whole batch, in original block order
             assert call.outcome is not None
             if call.outcome.context_modifier is not None:
                 ctx = call.outcome.context_modifier(ctx)
-    return RunToolsResult([calls[b["id"]].outcome for b in blocks], ctx)  # type: ignore[misc]
+    return RunToolsResult([c.outcome for c in calls], ctx)  # type: ignore[misc]
 
 
 async def _run_concurrently(group: list[ToolCall], ctx: ToolUseContext, cap: int) -> None:
@@ -76,27 +76,30 @@ async def _run_concurrently(group: list[ToolCall], ctx: ToolUseContext, cap: int
     async def limited(call: ToolCall) -> None:
         async with semaphore:
             if call.turn.sibling_failure and not call.done:
-                call.finish_with(f"Cancelled: {call.turn.sibling_failure}. {call.name} did not run.", "cancelled", ctx)
+                call.finish_with(call.cancel_sibling_text(), "cancelled", ctx)
                 return
             await call.start(ctx)
 
     tasks = [asyncio.ensure_future(limited(c)) for c in group]
-    abort_wait = asyncio.ensure_future(ctx.abort.wait())
-    pending = set(tasks)
-    failure_seen = None
+    abort_wait: asyncio.Future[None] | None = asyncio.ensure_future(ctx.abort.wait())
+    pending: set[asyncio.Future[Any]] = set(tasks)
+    failure_seen = False
     try:
         while pending:
-            done, pending = await asyncio.wait(pending | {abort_wait}, return_when=asyncio.FIRST_COMPLETED)
-            pending.discard(abort_wait)
-            if abort_wait in done or ctx.abort.aborted:
+            waiting = pending | ({abort_wait} if abort_wait is not None else set())
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            pending -= done
+            if abort_wait is not None and abort_wait in done:
+                abort_wait = None  # fired once: do not wait on it again (it would spin)
                 _interrupt(group, ctx)
-            if group[0].turn.sibling_failure and failure_seen is None:
-                failure_seen = group[0].turn.sibling_failure
+            if group[0].turn.sibling_failure and not failure_seen:
+                failure_seen = True
                 for call in group:
-                    if call.started and not call.done and call.interrupt_behavior(ctx) == "cancel":
+                    if not call.done and (not call.started or call.interrupt_behavior(ctx) == "cancel"):
                         call.cancel(call.cancel_sibling_text())
     finally:
-        abort_wait.cancel()
+        if abort_wait is not None:
+            abort_wait.cancel()
         for t in tasks:
             if not t.done():
                 t.cancel()

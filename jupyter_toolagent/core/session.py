@@ -160,6 +160,7 @@ class Session:
             self, prompt, config, abort, emit,
             lambda: self._build_context(config, abort, emit, can_use_tool, hooks),
         ))
+        getter: asyncio.Future[AgentEvent] | None = None
         try:
             while True:
                 getter = asyncio.ensure_future(queue.get())
@@ -179,6 +180,8 @@ class Session:
                 driver.result()  # re-raise a crash of the driver itself
                 return
         finally:
+            if getter is not None and not getter.done():
+                getter.cancel()
             if not driver.done():
                 abort.abort("interrupted")
                 driver.cancel()

@@ -98,7 +98,7 @@ class StreamingToolExecutor:
         self._running.discard(call)
         if self._turn.sibling_failure:
             for other in list(self._running):
-                if other.started and other.interrupt_behavior(self._ctx) == "cancel":
+                if not other.started or other.interrupt_behavior(self._ctx) == "cancel":
                     other.cancel(other.cancel_sibling_text())
         self._advance()
         self._schedule()

@@ -73,7 +73,15 @@ class ToolCall:
     def start(self, ctx: ToolUseContext) -> asyncio.Task[None]:
         self._ctx = ctx
         self.task = asyncio.ensure_future(self._run(ctx))
+        self.task.add_done_callback(lambda _t: self._ensure_outcome(ctx))
         return self.task
+
+    def _ensure_outcome(self, ctx: ToolUseContext) -> None:
+        """A task cancelled before its first step never reaches ``_run``'s handler: the one
+        result is written here instead, so no call is ever left without one."""
+        if self.outcome is None:
+            self.finish_with(self._cancel_text or self.interrupted_text(ctx),
+                             "interrupted" if self.started else "cancelled", ctx)
 
     async def _run(self, ctx: ToolUseContext) -> None:
         if self.turn.sibling_failure:
@@ -132,4 +140,6 @@ class ToolCall:
         )
 
     def cancel_sibling_text(self) -> str:
-        return f"{self.turn.sibling_failure}. {self.name} was interrupted."
+        if self.started:
+            return f"{self.turn.sibling_failure}. {self.name} was interrupted and may have partly run."
+        return f"Cancelled: {self.turn.sibling_failure}. {self.name} did not run."

@@ -32,9 +32,6 @@ from runtime_support import (
     tool_results,
 )
 
-EXECUTOR_HANG = ("BUG: StreamingToolExecutor hangs on abort: a queued call started by _schedule() after the "
-                 "abort is cancelled by _watch_abort() before its task runs, so it never gets an outcome and "
-                 "finish() waits forever")
 
 
 class Scene:
@@ -94,7 +91,7 @@ def assert_aborted_results(scene: Scene, session: Session) -> None:
 
 
 @pytest.mark.parametrize("streaming,in_flight", [
-    pytest.param(True, True, marks=pytest.mark.xfail(strict=True, reason=EXECUTOR_HANG)),
+    pytest.param(True, True),
     (True, False),
     (False, False),
 ], ids=["streaming-stop-as-the-message-ends", "streaming-stop-later", "after-stream"])
@@ -130,7 +127,6 @@ async def test_abort_in_the_middle_of_a_batch(streaming: bool, in_flight: bool) 
     assert_valid_transcript(session.messages)
 
 
-@pytest.mark.xfail(strict=True, reason=EXECUTOR_HANG)
 @pytest.mark.asyncio
 async def test_executor_gives_queued_calls_a_result_when_aborted() -> None:
     started = asyncio.Event()
@@ -188,8 +184,6 @@ async def test_cancelling_the_consuming_task_leaves_a_valid_transcript() -> None
     assert check_pairing(model.requests[-1]["messages"]) == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: on a kernel interrupt (the consuming task cancelled) "
-                   "StreamingToolExecutor.abandon() cancels block tools too; SPEC §4.3 says they finish")
 @pytest.mark.asyncio
 async def test_a_block_tool_finishes_on_kernel_interrupt() -> None:
     scene = Scene()
@@ -258,8 +252,6 @@ async def test_aborted_run_tools_gives_every_call_one_result() -> None:
         ("toolu_read", "cancelled")]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: after an abort, run_tools' _run_concurrently keeps the finished "
-                   "abort waiter in its asyncio.wait set, so it spins until the block tools finish")
 @pytest.mark.asyncio
 async def test_waiting_for_a_block_tool_after_abort_does_not_spin(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = 0

@@ -216,8 +216,6 @@ def test_unsupported_annotations_are_all_listed() -> None:
     assert "'b'" not in text
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: _build_input_model raises on *args/**kwargs before checking the "
-                   "annotations, so a function with both problems reports only the first")
 def test_every_problem_is_listed_at_once() -> None:
     def f(a: NotSerialisable, *args: int) -> None: ...
 
@@ -227,8 +225,6 @@ def test_every_problem_is_listed_at_once() -> None:
     assert "*args" in text and "'a'" in text
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: positional-only parameters pass the definition check, but call() "
-                   "passes every argument by keyword, so every call fails with TypeError")
 @pytest.mark.asyncio
 async def test_positional_only_parameters() -> None:
     def add(a: int, b: int, /) -> int:
@@ -242,8 +238,6 @@ async def test_positional_only_parameters() -> None:
     assert out.result["content"] == "3"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the tool-name check uses str.isalnum, which accepts non-ASCII "
-                   "letters the API's ^[a-zA-Z0-9_-]{1,64}$ refuses")
 def test_tool_names_outside_the_api_alphabet_are_refused() -> None:
     def café(x: int) -> int:
         return x
@@ -341,8 +335,6 @@ async def test_a_tool_call_that_redefines_a_function_changes_the_next_request() 
     assert contents == ["hello", "redefined", "bonjour"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: tools_from_namespace lets any value carrying the tool win; an old "
-                   "definition still bound to another name (IPython's _5, _, Out history) shadows the redefinition")
 def test_redefinition_wins_over_a_stale_reference_in_the_namespace() -> None:
     @tool
     def f(x: int) -> str:

@@ -163,8 +163,6 @@ def broken_transcript() -> list[dict[str, Any]]:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a dry run on a broken transcript repairs the session's transcript "
-                   "in place (prepare_messages assigns session.messages) although nothing is sent")
 @pytest.mark.asyncio
 async def test_dry_run_leaves_a_broken_transcript_unchanged() -> None:
     session = Session()
@@ -252,8 +250,6 @@ async def test_duplicate_ids_in_one_message_each_run_their_own_input_when_stream
     assert_valid_transcript(session.messages)  # repaired (renamed) before the follow-up request
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: run_tools keys ToolCalls by id, so with a duplicate id the first "
-                   "block's input is lost and the second block runs twice")
 @pytest.mark.asyncio
 async def test_duplicate_ids_in_one_message_each_run_their_own_input_after_the_stream() -> None:
     write = Probe("Write", safe=False)
@@ -262,8 +258,6 @@ async def test_duplicate_ids_in_one_message_each_run_their_own_input_after_the_s
     assert write.calls == ["one", "two"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a run that ends right after a message with duplicate tool_use ids "
-                   "leaves a transcript that fails check_pairing (it is only repaired before the next request)")
 @pytest.mark.asyncio
 async def test_duplicate_ids_leave_a_valid_transcript_when_the_run_ends_there() -> None:
     session = Session()

@@ -129,8 +129,6 @@ async def test_the_rest_is_readable_through_read_tool_output() -> None:
     assert full[:50_000] + "".join(pieces) == full
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: ReadToolOutput accepts limit up to 50,000, but its header plus a "
-                   "50,000-character chunk exceeds the default 50,000 result budget, so its own result is cut")
 @pytest.mark.asyncio
 async def test_read_tool_output_with_its_largest_limit_is_not_cut_again() -> None:
     full = "z" * 150_000
@@ -178,15 +176,11 @@ def test_message_budget_leaves_a_message_under_it_alone() -> None:
     assert enforce_message_budget(results, 200_000, ToolOutputStore()) == results
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: enforce_message_budget cuts each result to exactly its share and then "
-                   "adds the preview note, so the message ends above the 200,000 budget")
 def test_message_budget_is_a_bound() -> None:
     out = enforce_message_budget(_results([45_000] * 6), 200_000, ToolOutputStore())
     assert sum(content_text_length(r["content"]) for r in out) <= 200_000
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: enforce_message_budget stores the per-result preview under the same "
-                   "tool_use_id, overwriting the full output kept by package_result")
 def test_message_budget_keeps_the_full_output_of_an_already_cut_result() -> None:
     store = ToolOutputStore()
     fulls = {f"toolu_{i}": f"{i}" * 80_000 for i in range(5)}
@@ -205,8 +199,6 @@ def test_truncate_middle_keeps_head_and_tail_within_the_limit() -> None:
     assert truncate_middle("short", 10) == "short"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: truncate_middle reports len(text) - limit characters cut, but also "
-                   "drops the note's own length, so the count is short by ~45")
 def test_truncate_middle_says_exactly_how_much_was_cut() -> None:
     text = "".join(f"{i:05d}" for i in range(4_000))  # 20,000 characters
     cut = truncate_middle(text, 10_000)

@@ -232,9 +232,6 @@ def test_streaming_runs_keep_every_invariant_without_aborts() -> None:
     assert counter["sessions"] >= 100
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: StreamingToolExecutor hangs on abort when queued calls are started by _schedule() and then "
-    "cancelled by _watch_abort() before they run (see test_abort_runs)"))
 def test_streaming_runs_keep_every_invariant_with_aborts() -> None:
     check, counter = _property(True, scenario, 200)
     check()

@@ -242,8 +242,6 @@ class SlowApproval:
         return PermissionDecision.allow("test")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: sibling cancellation only cancels calls that already started; a "
-                   "sibling still waiting for its permission decision runs after the failure")
 @RUNNERS
 @pytest.mark.asyncio
 async def test_a_sibling_waiting_for_approval_does_not_run_after_the_failure(runner: Runner) -> None:

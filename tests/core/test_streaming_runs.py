@@ -110,9 +110,7 @@ async def test_a_tool_use_cut_by_max_tokens_is_not_executed(streaming: bool, raw
     assert_valid_transcript(session.messages)
 
 
-@pytest.mark.parametrize("streaming", [True, pytest.param(False, marks=pytest.mark.xfail(strict=True, reason=(
-    "BUG: after-stream mode (streaming_tools=False) writes truncated / not-run results without ToolQueuedEvent "
-    "or ToolFinishedEvent, so the front end never shows those calls")))], ids=["streaming", "after-stream"])
+@pytest.mark.parametrize("streaming", [True, pytest.param(False)], ids=["streaming", "after-stream"])
 @pytest.mark.asyncio
 async def test_every_result_is_announced_once_to_the_front_end(streaming: bool) -> None:
     model = RawModel([cut_tool_use_turn('{"tag": "hel'), message_events([text_block("ok")], "end_turn")])
