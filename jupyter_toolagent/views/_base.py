@@ -35,10 +35,9 @@ def cut_middle(text: str, limit: int | None) -> str:
     if limit is None or len(text) <= limit:
         return text
     keep = max(limit, 2)
-    head = keep - keep // 2
-    tail = keep // 2
+    head, tail = keep - keep // 2, keep // 2
     cut = len(text) - head - tail
-    return f"{text[:head]}… [{cut} characters cut] …{text[len(text) - tail:] if tail else ''}"
+    return f"{text[:head]}… [{cut} characters cut] …{text[len(text) - tail:]}"
 
 
 def _mix(color: str, fallback: str, percent: int) -> str:

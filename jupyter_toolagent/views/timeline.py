@@ -57,6 +57,8 @@ class CallTimeline:
     order: int
     """Position among the calls of its response, in queue (block) order."""
     batch: int | None = None
+    """Batch number after the stream: as reported when the call started, or inferred (see the
+    module docstring) for a call that never started. ``None`` while streaming."""
     queued_at: float | None = None
     asked_at: float | None = None
     decided_at: float | None = None
@@ -142,21 +144,30 @@ class Schedule:
 # --- reading the events ------------------------------------------------------------------------
 class _Reader:
     def __init__(self) -> None:
-        self.calls: dict[str, CallTimeline] = {}
-        self.positions: dict[str, list[int]] = {}
+        self.calls: list[CallTimeline] = []
+        self.current: dict[str, CallTimeline] = {}
+        self.positions: dict[int, list[int]] = {}  # id(call) -> event positions of its active part
         self.response = -1
         self.per_response: dict[int, int] = {}
         self.times: list[float] = []
 
-    def call(self, tool_use_id: str, name: str) -> CallTimeline:
-        found = self.calls.get(tool_use_id)
-        if found is None:
+    def call(self, tool_use_id: str, name: str, *, new: bool = False) -> CallTimeline:
+        """The call with this id; ``new`` (a queue event) starts a fresh one even if the id was
+        seen before, so a transcript that reuses an id still shows two calls."""
+        found = self.current.get(tool_use_id)
+        if found is None or (new and (found.finished or found.response != self.response)):
             order = self.per_response.get(self.response, 0)
             self.per_response[self.response] = order + 1
             found = CallTimeline(tool_use_id, name, self.response, order)
-            self.calls[tool_use_id] = found
-            self.positions[tool_use_id] = []
+            self.current[tool_use_id] = found
+            self.calls.append(found)
+            self.positions[id(found)] = []
         return found
+
+    def active(self, position: int, event: Any) -> CallTimeline:
+        call = self.call(event.tool_use_id, event.name)
+        self.positions[id(call)].append(position)
+        return call
 
     def read(self, position: int, event: Any) -> None:
         at = getattr(event, "at", None)
@@ -165,23 +176,18 @@ class _Reader:
         if isinstance(event, RequestStartedEvent):
             self.response = event.index
         elif isinstance(event, ToolQueuedEvent):
-            self.call(event.tool_use_id, event.name).queued_at = event.at
+            self.call(event.tool_use_id, event.name, new=True).queued_at = event.at
         elif isinstance(event, PermissionAskedEvent):
-            call = self.call(event.tool_use_id, event.name)
-            call.asked_at = event.at
-            self.positions[call.tool_use_id].append(position)
+            self.active(position, event).asked_at = event.at
         elif isinstance(event, PermissionDecidedEvent):
-            call = self.call(event.tool_use_id, event.name)
+            call = self.active(position, event)
             call.decided_at, call.decided_by = event.at, event.decided_by
-            self.positions[call.tool_use_id].append(position)
         elif isinstance(event, ToolStartedEvent):
-            call = self.call(event.tool_use_id, event.name)
+            call = self.active(position, event)
             call.started_at, call.batch = event.at, event.batch
-            self.positions[call.tool_use_id].append(position)
         elif isinstance(event, ToolFinishedEvent):
-            call = self.call(event.tool_use_id, event.name)
+            call = self.active(position, event)
             call.finished_at, call.status = event.at, event.status
-            self.positions[call.tool_use_id].append(position)
 
 
 def _segments(call: CallTimeline, now: float) -> list[Segment]:
@@ -289,12 +295,12 @@ def build_schedule(events: Iterable[Any], *, now: float | None = None) -> Schedu
     reader = _Reader()
     for position, event in enumerate(events):
         reader.read(position, event)
-    calls = list(reader.calls.values())
+    calls = reader.calls
     live = any(not c.finished for c in calls)
     if now is None:
         now = time.monotonic() if live else max(reader.times, default=0.0)
     for call in calls:
-        positions = reader.positions[call.tool_use_id]
+        positions = reader.positions[id(call)]
         if positions:
             call.span = (positions[0], positions[-1] if call.finished else math.inf)
         call.segments = _segments(call, now)
@@ -304,8 +310,11 @@ def build_schedule(events: Iterable[Any], *, now: float | None = None) -> Schedu
     for response in sorted({c.response for c in calls}):
         members = sorted((c for c in calls if c.response == response), key=lambda c: c.order)
         batched = any(c.batch is not None for c in members)
-        parts = _group_batches(members) if batched else _group_streaming(members)
-        parts.sort(key=lambda part: min((c.span[0] for c in part if c.span is not None), default=math.inf))
+        if batched:
+            parts = _group_batches(members)  # in batch order
+        else:
+            parts = _group_streaming(members)
+            parts.sort(key=lambda part: min((c.span[0] for c in part if c.span is not None), default=math.inf))
         for number, part in enumerate(parts):
             part.sort(key=lambda c: c.order)
             batch = part[0].batch if batched else None

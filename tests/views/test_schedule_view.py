@@ -190,6 +190,16 @@ def test_groups_never_span_two_responses() -> None:
     assert [g.label for g in schedule.groups] == ["response 1 · group 0", "response 2 · group 0"]
 
 
+def test_an_id_reused_by_a_later_response_is_a_second_call() -> None:
+    events = _events(
+        ("request", "", 0), ("queued", "A", None), ("started", "A", None), ("finished", "A", "done"),
+        ("request", "", 1), ("queued", "A", None), ("started", "A", None), ("finished", "A", "error"),
+    )
+    schedule = ScheduleView(events).schedule
+    assert [(c.tool_use_id, c.response, c.status) for c in schedule.calls] == [("A", 0, "done"), ("A", 1, "error")]
+    assert len(schedule.groups) == 2
+
+
 def test_never_started_calls_fill_the_gaps_between_batch_numbers() -> None:
     events = _events(
         ("request", "", 0), ("queued", "A", None), ("queued", "X", None), ("queued", "Y", None),
