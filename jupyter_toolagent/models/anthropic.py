@@ -126,6 +126,12 @@ class AnthropicModel:
             self._clients[loop] = client
         return client
 
+    async def aclose(self) -> None:
+        """Close the running loop's client and its connections (a later call makes a new one)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
     def _secrets(self, client: Any) -> tuple[str | None, ...]:
         return (self._api_key, getattr(client, "api_key", None), getattr(client, "auth_token", None))
 

@@ -36,6 +36,10 @@ def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:
     return _BEARER.sub(lambda m: m.group(1) + _HIDDEN, text)
 
 
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _shorten(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:
@@ -47,7 +51,7 @@ def missing_key_error(detail: str | None = None) -> ModelAPIError:
     return ModelAPIError(
         detail or "no API key: ANTHROPIC_API_KEY is not set and no api_key was given",
         error_type="authentication_error",
-        hint="set ANTHROPIC_API_KEY (or pass api_key=...), or run offline against "
+        hint="Set ANTHROPIC_API_KEY (or pass api_key=...), or run offline against "
         "jupyter_toolagent.testing.FakeAnthropicServer by setting ANTHROPIC_BASE_URL to its base_url",
     )
 
@@ -114,14 +118,14 @@ def _api_status_error(exc: Any, secrets: Iterable[str | None]) -> ModelAPIError:
     message = getattr(exc, "api_message", None)
     if not message:
         message = body if isinstance(body, str) and body else getattr(exc, "message", "") or str(exc)
-    response = getattr(exc, "response", None)
-    request_id = getattr(exc, "request_id", None)
+    error_type = error_type if isinstance(error_type, str) else None
+    hint = _status_hint(status, error_type, getattr(exc, "response", None))
     return ModelAPIError(
         _shorten(scrub(str(message), secrets)),
         status=status or None,
-        error_type=error_type if isinstance(error_type, str) else None,
-        request_id=request_id,
-        hint=scrub(_status_hint(status, error_type if isinstance(error_type, str) else None, response), secrets),
+        error_type=error_type,
+        request_id=getattr(exc, "request_id", None),
+        hint=_sentence(scrub(hint, secrets)),
     )
 
 
@@ -147,17 +151,17 @@ def to_model_api_error(
             f"the request timed out {during}",
             error_type="timeout",
             request_id=request_id,
-            hint="the API or the network is slow: try again, or raise the model's timeout=",
+            hint="The API or the network is slow: try again, or raise the model's timeout=",
         )
     if isinstance(exc, (anthropic.APIConnectionError, httpx2.TransportError)):
         cause = exc.__cause__ if isinstance(exc, anthropic.APIConnectionError) and exc.__cause__ else exc
         detail = _shorten(scrub(f"{type(cause).__name__}: {cause}", secrets), 300)
         if request_id:
             text = f"the connection dropped while the response was streaming ({detail})"
-            hint = "the message is incomplete and its incomplete blocks were discarded; run the cell again"
+            hint = "The message is incomplete and its incomplete blocks were discarded; run the cell again"
         else:
             text = f"could not reach the API ({detail})"
-            hint = "check the network and ANTHROPIC_BASE_URL; the SDK already retried"
+            hint = "Check the network and ANTHROPIC_BASE_URL; the SDK already retried"
         return ModelAPIError(text, error_type="connection_error", request_id=request_id, hint=hint)
     if isinstance(exc, TypeError) and "authentication method" in str(exc):
         return missing_key_error()
@@ -168,5 +172,5 @@ def to_model_api_error(
         f"the response could not be read ({detail})",
         error_type="stream_error",
         request_id=request_id,
-        hint="the message is incomplete and its incomplete blocks were discarded; run the cell again",
+        hint="The message is incomplete and its incomplete blocks were discarded; run the cell again",
     )

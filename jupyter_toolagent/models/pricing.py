@@ -38,28 +38,45 @@ _ZERO = Decimal(0)
 class Cost:
     """An estimated cost in USD, split by the kind of token it paid for."""
 
-    input: Decimal
-    output: Decimal
-    cache_write: Decimal
-    cache_read: Decimal
+    input_usd: Decimal
+    output_usd: Decimal
+    cache_write_usd: Decimal
+    cache_read_usd: Decimal
     source: str
     """Where the prices came from, e.g. ``"genai-prices 0.2.3"``."""
 
     @property
-    def total(self) -> Decimal:
-        return self.input + self.output + self.cache_write + self.cache_read
+    def total_usd(self) -> Decimal:
+        return self.input_usd + self.output_usd + self.cache_write_usd + self.cache_read_usd
 
     def __add__(self, other: "Cost") -> "Cost":
         if not isinstance(other, Cost):
             return NotImplemented
         source = self.source if self.source == other.source else f"{self.source}; {other.source}"
         return Cost(
-            input=self.input + other.input,
-            output=self.output + other.output,
-            cache_write=self.cache_write + other.cache_write,
-            cache_read=self.cache_read + other.cache_read,
+            input_usd=self.input_usd + other.input_usd,
+            output_usd=self.output_usd + other.output_usd,
+            cache_write_usd=self.cache_write_usd + other.cache_write_usd,
+            cache_read_usd=self.cache_read_usd + other.cache_read_usd,
             source=source,
         )
+
+    def __str__(self) -> str:
+        """``"~$0.0123 (input $0.0030, output $0.0090, cache read $0.0003; genai-prices 0.2.3)"``."""
+        parts = [f"input {_usd(self.input_usd)}", f"output {_usd(self.output_usd)}"]
+        if self.cache_write_usd:
+            parts.append(f"cache write {_usd(self.cache_write_usd)}")
+        if self.cache_read_usd:
+            parts.append(f"cache read {_usd(self.cache_read_usd)}")
+        return f"~{_usd(self.total_usd)} ({', '.join(parts)}; {self.source})"
+
+
+def _usd(value: Decimal) -> str:
+    if value == 0:
+        return "$0"
+    if value < Decimal("0.0001"):
+        return "<$0.0001"
+    return f"${value:.4f}"
 
 
 def price_source() -> str:
@@ -128,34 +145,17 @@ def estimate_cost(model: str, usage: Any) -> Cost | None:
         return calc_unit_price(price, count, tier_input, _PER_MTOK) if count else _ZERO
 
     return Cost(
-        input=part(prices.input_mtok, input_tokens),
-        output=part(prices.output_mtok, output_tokens),
-        cache_write=part(prices.cache_write_mtok, cache_write),
-        cache_read=part(prices.cache_read_mtok, cache_read),
+        input_usd=part(prices.input_mtok, input_tokens),
+        output_usd=part(prices.output_mtok, output_tokens),
+        cache_write_usd=part(prices.cache_write_mtok, cache_write),
+        cache_read_usd=part(prices.cache_read_mtok, cache_read),
         source=price_source(),
     )
 
 
-def _usd(value: Decimal) -> str:
-    if value == 0:
-        return "$0"
-    if value < Decimal("0.0001"):
-        return "<$0.0001"
-    return f"${value:.4f}"
-
-
-def format_cost(cost: Cost | None, *, model: str | None = None) -> str:
-    """The cost part of the footer line, e.g. ``"$0.0123 (input $0.0030, output $0.0090, …)"``.
-
-    Without a cost: the reason (``price unknown for model X (…)``) when ``model`` is given.
-    """
+def format_cost(model: str, usage: Any) -> str:
+    """The cost part of a run's footer line: `Cost`'s text, or why there is none."""
+    cost = estimate_cost(model, usage)
     if cost is None:
-        if model is not None:
-            return price_unknown_reason(model) or "cost unknown"
-        return "cost unknown"
-    parts = [f"input {_usd(cost.input)}", f"output {_usd(cost.output)}"]
-    if cost.cache_write:
-        parts.append(f"cache write {_usd(cost.cache_write)}")
-    if cost.cache_read:
-        parts.append(f"cache read {_usd(cost.cache_read)}")
-    return f"~{_usd(cost.total)} ({', '.join(parts)}; {cost.source})"
+        return price_unknown_reason(model) or "cost unknown"
+    return str(cost)

@@ -40,13 +40,13 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ModelAPIError
-from ..models.scripted import PreparedTurn, TurnScript, TurnSource, prepare_turn, timed_events
+from ..models.turns import PreparedTurn, TurnScript, TurnSource, prepare_turn, timed_events
 from ..models.stream_events import estimate_tokens, message_stream_events, new_request_id
+from ._http import _Handler, _HTTPServer, _StreamBroken
 from .faults import Fault, StreamPlan, error_envelope, plan_stream
 from .validation import request_error
 
@@ -75,106 +75,6 @@ class RecordedRequest:
     @property
     def stream(self) -> bool:
         return isinstance(self.body, dict) and self.body.get("stream") is True
-
-
-class _StreamBroken(Exception):
-    """The client went away, or the server is stopping, while a response was written."""
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """Reads a request, lets the server answer it, writes what it says (no logic here)."""
-
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # TCP_NODELAY on every accepted connection
-    server_version = "FakeAnthropic/1.0"
-    sys_version = ""
-    server: "_HTTPServer"
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read `requests`
-        pass
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.app._connection_opened(self.connection)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        except OSError:
-            pass
-        finally:
-            self.server.app._connection_closed(self.connection)
-
-    def do_POST(self) -> None:
-        self.server.app._serve(self)
-
-    do_GET = do_PUT = do_DELETE = do_PATCH = do_POST
-
-    # --- reading -----------------------------------------------------------------------------
-    def read_body(self) -> bytes:
-        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
-            parts = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline().strip():
-                        pass
-                    return b"".join(parts)
-                parts.append(self.rfile.read(size))
-                self.rfile.readline()
-        return self.rfile.read(int(self.headers.get("content-length") or 0))
-
-    # --- writing -----------------------------------------------------------------------------
-    def send_json(self, status: int, body: Any, request_id: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.send_header("request-id", request_id)
-        for name, value in headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def start_stream(self, request_id: str) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("request-id", request_id)
-        self.end_headers()
-
-    def send_event(self, name: str, payload: dict[str, Any]) -> None:
-        data = f"event: {name}\ndata: {json.dumps(payload, ensure_ascii=False, separators=(',', ':'))}\n\n"
-        encoded = data.encode("utf-8")
-        try:
-            self.wfile.write(b"%X\r\n%s\r\n" % (len(encoded), encoded))
-        except OSError as exc:
-            raise _StreamBroken(str(exc)) from exc
-
-    def end_stream(self) -> None:
-        try:
-            self.wfile.write(b"0\r\n\r\n")
-        except OSError as exc:
-            raise _StreamBroken(str(exc)) from exc
-
-    def cut(self) -> None:
-        """Drop the connection in the middle of the body (no terminating chunk)."""
-        self.close_connection = True
-        try:
-            self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    allow_reuse_address = True
-    app: "FakeAnthropicServer"
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that hung up mid-response is normal here
 
 
 def _run_awaitable(value: Any) -> Any:
@@ -353,6 +253,8 @@ class FakeAnthropicServer:
             return fail(401, "authentication_error", auth_problem)
         if not parsed:
             return fail(400, "invalid_request_error", "There was an error parsing the body of your request")
+        if not isinstance(body, dict):
+            return fail(400, "invalid_request_error", "Request body must be a JSON object")
         if path == COUNT_TOKENS_PATH:
             problem = request_error(body, count_tokens=True) if self.validate else None
             if problem:
@@ -360,7 +262,7 @@ class FakeAnthropicServer:
             counted = {k: v for k, v in body.items() if k in ("system", "tools", "messages")}
             return handler.send_json(200, {"input_tokens": estimate_tokens(counted)}, request_id)
 
-        streaming = isinstance(body, dict) and body.get("stream") is True
+        streaming = body.get("stream") is True
         fault = self._take_fault(streaming)
         if fault is not None and fault.kind == "http":
             return handler.send_json(fault.status, json.loads(fault.response_body(request_id)), request_id,

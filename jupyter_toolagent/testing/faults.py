@@ -1,7 +1,8 @@
 """Failures the fake server can inject, and how each one changes a response (SPEC §7.3).
 
 ``server.inject(Fault.rate_limit(retry_after_ms=50), times=2)`` queues a fault; the queue is
-FIFO and each request takes the first queued fault that applies to it. HTTP faults (429, 529,
+FIFO and each ``/v1/messages`` request takes the first queued fault that applies to it
+(``count_tokens`` requests take none). HTTP faults (429, 529,
 5xx, any status) replace the whole response, before the body is validated, as the API's
 front door does. Stream faults change a streamed 200 response and wait for a streaming
 request (a non-streaming request passes them by):

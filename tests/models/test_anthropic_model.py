@@ -59,6 +59,26 @@ async def test_reassembled_message_equals_the_sdks_own_final_message(server: Fak
     assert acc.usage["output_tokens"] == final["usage"]["output_tokens"]
 
 
+@pytest.mark.asyncio
+async def test_scripted_model_and_sdk_path_yield_the_same_events(server: FakeAnthropicServer) -> None:
+    from jupyter_toolagent.models import ScriptedModel
+
+    turn = {"content": TURN, "usage": {"input_tokens": 40, "output_tokens": 60}}
+    server.set_turns([turn])
+    over_http = await collect(make_model(server).stream(request_body(), abort=AbortSignal()))
+    scripted = await collect(ScriptedModel([turn], model=MODEL).stream(request_body(), abort=AbortSignal()))
+
+    def without_ids(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: "<id>" if k in ("id", "request_id") else without_ids(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [without_ids(v) for v in value]
+        return value
+
+    assert without_ids(over_http) == without_ids(scripted)
+    assert len(over_http) == len(scripted) > 10
+
+
 def test_non_streaming_and_count_tokens(server: FakeAnthropicServer) -> None:
     import anthropic
 
@@ -275,3 +295,16 @@ def test_one_client_per_event_loop(server: FakeAnthropicServer) -> None:
     second_client, second = asyncio.run(once())
     assert (first, second) == ("one", "two") and first_client is not second_client
     assert model.model_name == MODEL
+
+
+@pytest.mark.asyncio
+async def test_aclose_closes_the_client_and_the_model_stays_usable(server: FakeAnthropicServer) -> None:
+    server.set_turns(["before", "after"])
+    model = make_model(server)
+    await collect(model.stream(request_body(), abort=AbortSignal()))
+    first = model.client()
+    await model.aclose()
+    assert first.is_closed()
+    acc = fold(await collect(model.stream(request_body(), abort=AbortSignal())))
+    assert acc.assistant_message()["content"] == [text_block("after")] and model.client() is not first
+    await model.aclose()
