@@ -1,0 +1,234 @@
+"""`Bash`: run a shell command in the working directory and report its exit code and output.
+
+The command runs in its own process group, so a timeout, a Stop or a cancelled sibling kills the
+whole pipeline and whatever it started, not just the shell. Output is kept head and tail within
+a fixed size however much the command prints (the start says what ran, the end how it ended).
+Output that background jobs write to the command's pipes is collected for at most a second after
+the shell exits; the call does not wait for them. The child environment lacks the product's own
+credentials (`secret_env`), and their values are masked in the output.
+
+Whether a command is read-only (and so may run concurrently and without asking) is decided by
+the permission package's shell parser; while that is unavailable every command counts as not
+read-only, which is the safe answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import shutil
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..core.permission_types import PermissionSubject, ShellCommand
+from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
+from .bounded import HeadTailBuffer
+from .secret_env import child_environment, redact
+
+__all__ = ["Bash", "BashInput", "CommandOutcome", "run_command"]
+
+DEFAULT_TIMEOUT = 120.0
+MAX_TIMEOUT = 600.0
+STDOUT_CHARS = 30_000
+STDERR_CHARS = 10_000
+BACKGROUND_GRACE = 1.0
+"""Seconds output is still collected after the shell exits (background jobs holding the pipes)."""
+PROGRESS_INTERVAL = 0.25
+EXIT_POLL_INTERVAL = 0.02
+
+
+class BashInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    command: str = Field(min_length=1, description="The command to run with bash, in the working directory.")
+    timeout: float | None = Field(
+        None, gt=0, le=MAX_TIMEOUT,
+        description=f"Seconds before the command is killed. Default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g}.",
+    )
+    description: str | None = Field(None, description="A few words on what the command does, shown to the user.")
+
+
+def is_read_only_shell_command(command: str) -> bool:
+    """The permission package's classification; not read-only if it is missing or fails."""
+    try:
+        from ..permissions.shell import is_read_only_command
+    except ImportError:
+        return False
+    try:
+        return bool(is_read_only_command(command))
+    except Exception:
+        return False
+
+
+class Bash(Tool):
+    name = "Bash"
+    description = (
+        "Run a bash command in the working directory. Returns its output; a non-zero exit code is an error that "
+        "shows the exit code, stdout and stderr. Default timeout 120 s (max 600). Output is cut to the first and "
+        "last parts when long. Start long-running background processes with their output redirected to a file "
+        "(cmd > log 2>&1 &)."
+    )
+    input_model = BashInput
+    cancels_siblings_on_error: ClassVar[bool] = True
+
+    def is_read_only(self, input: BaseModel) -> bool:
+        assert isinstance(input, BashInput)
+        return is_read_only_shell_command(input.command)
+
+    def is_concurrency_safe(self, input: BaseModel) -> bool:
+        assert isinstance(input, BashInput)
+        return is_read_only_shell_command(input.command)
+
+    def permission_subject(self, input: BaseModel, ctx: ToolUseContext) -> PermissionSubject | None:
+        assert isinstance(input, BashInput)
+        return ShellCommand(input.command)
+
+    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
+        assert isinstance(input, BashInput)
+        cwd = Path(ctx.options.cwd)
+        if not cwd.is_dir():
+            return ToolResult(f"The working directory {cwd} does not exist.", is_error=True)
+        timeout = input.timeout or DEFAULT_TIMEOUT
+        outcome = await run_command(input.command, cwd, timeout, progress)
+        return ToolResult(redact(outcome.text()), is_error=not outcome.ok)
+
+
+@dataclass
+class CommandOutcome:
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timeout: float
+    timed_out: bool = False
+    background_running: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    def text(self) -> str:
+        notes = []
+        if self.background_running:
+            notes.append(f"(Background processes still hold the output; what they print after {BACKGROUND_GRACE:g} s "
+                         "is not collected.)")
+        if self.ok:
+            parts = [self.stdout.rstrip("\n")]
+            if self.stderr.strip():
+                parts.append(f"[stderr]\n{self.stderr.rstrip()}")
+            return "\n".join(p for p in [*parts, *notes] if p)
+        if self.timed_out:
+            head = f"Command timed out after {self.timeout:g} s; its process group was killed."
+        elif self.exit_code is not None and self.exit_code < 0:
+            head = f"Command was killed by signal {_signal_name(-self.exit_code)}."
+        else:
+            head = f"Exit code {self.exit_code}"
+        parts = [head]
+        if self.stdout:
+            parts.append(f"[stdout]\n{self.stdout.rstrip()}")
+        if self.stderr:
+            parts.append(f"[stderr]\n{self.stderr.rstrip()}")
+        return "\n".join([*parts, *notes])
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def _drain(stream: asyncio.StreamReader, buffer: HeadTailBuffer, on_text: "_Throttle") -> None:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while chunk := await stream.read(65_536):
+        text = decoder.decode(chunk)
+        buffer.write(text)
+        on_text(text)
+    buffer.write(decoder.decode(b"", final=True))
+
+
+class _Throttle:
+    """Forwards output to the progress display at most every `PROGRESS_INTERVAL` seconds."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+        self.pending: list[str] = []
+        self.last = 0.0
+
+    def __call__(self, text: str) -> None:
+        if self.progress is None:
+            return
+        self.pending.append(text)
+        now = time.monotonic()
+        if now - self.last >= PROGRESS_INTERVAL:
+            self.flush(now)
+
+    def flush(self, now: float | None = None) -> None:
+        if self.progress is not None and self.pending:
+            self.progress("running", output=redact("".join(self.pending))[-4_000:])
+            self.pending.clear()
+            self.last = now or time.monotonic()
+
+
+async def run_command(command: str, cwd: Path, timeout: float, progress: Progress | None = None) -> CommandOutcome:
+    """Run ``command`` with bash in its own process group; kill the group on timeout or cancel."""
+    bash = shutil.which("bash") or "/bin/bash"
+    proc = await asyncio.create_subprocess_exec(
+        bash, "-c", command, cwd=str(cwd), env=child_environment(), start_new_session=True,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = HeadTailBuffer(STDOUT_CHARS), HeadTailBuffer(STDERR_CHARS)
+    throttle = _Throttle(progress)
+    readers = asyncio.gather(_drain(proc.stdout, out, throttle), _drain(proc.stderr, err, throttle))
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(_exited(proc), timeout)
+        except asyncio.TimeoutError:
+            timed_out = True
+            _kill_group(proc.pid)
+            await _exited(proc)
+        done, _ = await asyncio.wait({readers}, timeout=BACKGROUND_GRACE)
+    except BaseException:  # Stop, a failed sibling, a kernel interrupt: nothing may outlive the call
+        _kill_group(proc.pid)
+        readers.cancel()
+        _close(proc)
+        raise
+    background = not done
+    if background:
+        readers.cancel()
+        await asyncio.gather(readers, return_exceptions=True)
+    if timed_out:
+        _kill_group(proc.pid)  # jobs started with & share the group: the timeout ends them too
+    _close(proc)
+    throttle.flush()
+    return CommandOutcome(proc.returncode, out.getvalue(), err.getvalue(), timeout, timed_out, background and not timed_out)
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    """Wait for the shell itself to exit.
+
+    Not ``proc.wait()``: on Python 3.11 that also waits for the pipes to close, which a
+    background job holding them can postpone for as long as it runs.
+    """
+    while proc.returncode is None:
+        await asyncio.sleep(EXIT_POLL_INTERVAL)
+
+
+def _close(proc: asyncio.subprocess.Process) -> None:
+    """Close our ends of the pipes (a background job may still hold the other ends)."""
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()

@@ -1,0 +1,111 @@
+"""`Edit`: replace one exact piece of text in a file, and show the change as a diff.
+
+``old_string`` must occur exactly once (unless ``replace_all``): an edit meant for one place must
+not silently land in another, so 0 or several matches is an error that says how many and what to
+do. The file's line endings are kept: a model writes ``\\n``, and a CRLF file stays CRLF. The
+result is a short unified diff, so the model (and the person reading the card) sees what changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..core.tool import Progress, ToolResult, ToolUseContext
+from .bounded import cut_end
+from .paths import FileTool
+
+__all__ = ["Edit", "EditInput", "apply_edit"]
+
+MAX_DIFF_CHARS = 4_000
+
+
+class EditInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    file_path: str = Field(description="Path of the file to change, absolute or relative to the working directory.")
+    old_string: str = Field(min_length=1, description="The exact text to replace, including whitespace and indentation.")
+    new_string: str = Field(description="The text to put in its place.")
+    replace_all: bool = Field(False, description="Replace every occurrence instead of requiring exactly one.")
+
+
+class EditError(Exception):
+    """An edit that cannot be applied; the message tells the model what to do instead."""
+
+
+class Edit(FileTool):
+    name = "Edit"
+    description = (
+        "Replace exact text in a file. old_string must match the file exactly (whitespace included) and occur "
+        "exactly once, unless replace_all is true. Read the file first. Returns a diff of the change. Use Write "
+        "to create a file."
+    )
+    input_model = EditInput
+    access = "edit"
+    path_field = "file_path"
+
+    async def validate_input(self, input: BaseModel, ctx: ToolUseContext) -> str | None:
+        assert isinstance(input, EditInput)
+        if input.old_string == input.new_string:
+            return "old_string and new_string are identical: there is nothing to change"
+        return None
+
+    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
+        assert isinstance(input, EditInput)
+        path = self.target(input, ctx)
+        try:
+            diff = await asyncio.to_thread(apply_edit, path, input.file_path, input.old_string, input.new_string,
+                                           input.replace_all)
+        except EditError as exc:
+            return ToolResult(str(exc), is_error=True)
+        return ToolResult(diff)
+
+
+def apply_edit(path: Path, shown: str, old: str, new: str, replace_all: bool) -> str:
+    """Apply the edit and return a summary with a unified diff (raises `EditError`)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise EditError(f"File does not exist: {shown}. Use Write to create a file, or Glob to find one.") from None
+    except IsADirectoryError:
+        raise EditError(f"{shown} is a directory, not a file.") from None
+    except OSError as exc:
+        raise EditError(f"Cannot read {shown}: {exc.strerror or exc}.") from None
+    if b"\0" in raw[:8192]:
+        raise EditError(f"{shown} is a binary file; Edit changes text files only.")
+    try:
+        before = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise EditError(f"{shown} is not UTF-8 text; Edit does not change it (it could corrupt the encoding).") from None
+    count = before.count(old)
+    if count == 0 and "\r\n" in before and "\n" in old:
+        old, new = _crlf(old), _crlf(new)  # the model writes \n; this file uses \r\n
+        count = before.count(old)
+    if count == 0:
+        raise EditError(f"old_string was not found in {shown}. Read the file and copy the exact text, including "
+                        "whitespace and indentation, then try again.")
+    if count > 1 and not replace_all:
+        raise EditError(f"old_string occurs {count} times in {shown}. Include more surrounding lines to make it "
+                        "unique, or set replace_all to true to replace every occurrence.")
+    after = before.replace(old, new) if replace_all else before.replace(old, new, 1)
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(after)
+    except OSError as exc:
+        raise EditError(f"Cannot write {shown}: {exc.strerror or exc}.") from None
+    replaced = count if replace_all else 1
+    summary = f"Edited {shown}: replaced {replaced} occurrence{'s' if replaced != 1 else ''}."
+    return f"{summary}\n{cut_end(_diff(before, after, shown), MAX_DIFF_CHARS)}"
+
+
+def _crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def _diff(before: str, after: str, name: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(), after.splitlines(), fromfile=f"a/{name}", tofile=f"b/{name}", lineterm="", n=2
+    )
+    return "\n".join(lines)

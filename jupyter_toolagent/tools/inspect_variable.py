@@ -1,0 +1,109 @@
+"""`InspectVariable`: a type-aware, size-bounded summary of one variable or a path into it.
+
+The work runs in a daemon thread (`run_in_daemon_thread`): the kernel's event loop stays free
+for the Stop button and approval clicks, and a ``__repr__`` that never returns is abandoned
+rather than waited for. The character budget is, in order of precedence, the call's
+``max_chars``, ``extra["inspect_max_chars"]``, then 4,000.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
+from .bounded import DEFAULT_TIMEOUT, TimedOut, run_in_daemon_thread
+from .inspect_path import InspectPathError, parse_path, resolve_path
+from .secret_env import redact
+from .summarize import DEFAULT_BUDGET, summarize
+from .variables import is_hidden
+
+__all__ = ["InspectVariable", "InspectVariableInput"]
+
+MAX_BUDGET = 50_000
+OVERALL_TIMEOUT = 10.0
+"""Seconds a whole inspection may take (user reprs are bounded separately, and more tightly)."""
+
+
+class InspectVariableInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(
+        description="A variable name, optionally followed by .attributes, [constant keys] or [start:stop] "
+        "slices: df, df['price'], arr[10:20], text[5000:9000], obj.items[3]. Never evaluated as code."
+    )
+    max_chars: int | None = Field(
+        None, ge=200, le=MAX_BUDGET, description="Longest summary to return (default 4,000 characters)."
+    )
+
+
+class InspectVariable(Tool):
+    name = "InspectVariable"
+    description = (
+        "Summarise one of the user's live Python variables, or a path into it, within a size budget: a DataFrame's "
+        "shape, dtypes, first rows and statistics on a sample; an array's shape, dtype and statistics; the length "
+        "and first items of dicts and lists; the length and a window of text. Iterators are never consumed. Prefer "
+        "this to printing whole objects with RunPython."
+    )
+    input_model = InspectVariableInput
+
+    def is_concurrency_safe(self, input: BaseModel) -> bool:
+        return True
+
+    def is_read_only(self, input: BaseModel) -> bool:
+        return True
+
+    async def validate_input(self, input: BaseModel, ctx: ToolUseContext) -> str | None:
+        assert isinstance(input, InspectVariableInput)
+        try:
+            parse_path(input.path)
+        except InspectPathError as exc:
+            return str(exc)
+        return None
+
+    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
+        assert isinstance(input, InspectVariableInput)
+        namespace = ctx.options.namespace
+        if namespace is None:
+            return ToolResult("No Python namespace is attached to this session, so there is nothing to inspect.",
+                              is_error=True)
+        path = parse_path(input.path)
+        if path.root not in namespace:
+            return ToolResult(_unknown_name(path.root, namespace, ctx.options.extra.get("hidden_names")), is_error=True)
+        budget = input.max_chars or _configured_budget(ctx)
+        try:
+            text = await run_in_daemon_thread(_inspect, path, namespace, budget, timeout=OVERALL_TIMEOUT)
+        except InspectPathError as exc:
+            return ToolResult(f"Cannot inspect {input.path!r}: {exc}", is_error=True)
+        except TimedOut:
+            return ToolResult(f"Inspecting {input.path!r} did not finish within {OVERALL_TIMEOUT:g} s "
+                              "(the object's own code is slow); try a narrower path.", is_error=True)
+        return ToolResult(redact(text))
+
+
+def _inspect(path: Any, namespace: Any, budget: int) -> str:
+    from .bounded import call_with_timeout
+
+    try:
+        value = call_with_timeout(resolve_path, path, namespace, timeout=2 * DEFAULT_TIMEOUT)
+    except TimedOut as exc:
+        raise InspectPathError(f"following the path {exc}") from None
+    header = f"{path.text()}: " if path.steps else f"{path.root}: "
+    return header + summarize(value, max(budget - len(header), 100))
+
+
+def _configured_budget(ctx: ToolUseContext) -> int:
+    raw = ctx.options.extra.get("inspect_max_chars")
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        return DEFAULT_BUDGET
+    return min(max(value, 200), MAX_BUDGET)
+
+
+def _unknown_name(name: str, namespace: Any, hidden: Any) -> str:
+    candidates = [k for k, v in list(namespace.items()) if isinstance(k, str) and not is_hidden(k, v, hidden)]
+    close = difflib.get_close_matches(name, candidates, n=5)
+    hint = f" Similar names: {', '.join(close)}." if close else ""
+    return f"No variable named {name!r} in the notebook namespace.{hint} Use ListVariables to see what exists."

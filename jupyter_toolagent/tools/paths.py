@@ -1,0 +1,64 @@
+"""`FileTool`: what every file tool tells hooks and permission rules about the path it touches.
+
+The model writes paths relative to the working directory (or not at all). Hooks see the input
+with the path made absolute (`observable_input`), so a hook that logs or checks paths needs no
+knowledge of the cwd; permission rules get a `FileAccess` whose path is fully resolved
+(``..`` and symlinks), so a rule on ``./data/**`` cannot be sidestepped through a link.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel
+
+from ..core.permission_types import FileAccess, PermissionSubject
+from ..core.tool import Tool, ToolUseContext
+
+__all__ = ["FileTool", "display_path", "resolve_path"]
+
+
+def resolve_path(raw: str | None, cwd: Path) -> Path:
+    """``raw`` made absolute against ``cwd`` (``~`` expanded, ``..`` folded; symlinks kept)."""
+    text = os.path.expanduser(raw) if raw else "."
+    return Path(os.path.normpath(os.path.join(cwd, text)))
+
+
+def display_path(path: Path | str, cwd: Path) -> str:
+    """Relative to ``cwd`` when inside it (shorter for the model), absolute otherwise."""
+    path = str(path)
+    base = str(cwd)
+    if path == base:
+        return "."
+    if path.startswith(base.rstrip(os.sep) + os.sep):
+        return os.path.relpath(path, base)
+    return path
+
+
+class FileTool(Tool):
+    """Base of Read, Glob, Grep, Edit and Write."""
+
+    access: ClassVar[Literal["read", "edit"]] = "read"
+    path_field: ClassVar[str] = "file_path"
+
+    def raw_path(self, input: BaseModel) -> str | None:
+        return getattr(input, self.path_field)
+
+    def target(self, input: BaseModel, ctx: ToolUseContext) -> Path:
+        return resolve_path(self.raw_path(input), Path(ctx.options.cwd))
+
+    def observable_input(self, input: BaseModel, ctx: ToolUseContext) -> dict[str, Any]:
+        data = input.model_dump(mode="json")
+        data[self.path_field] = str(self.target(input, ctx))
+        return data
+
+    def permission_subject(self, input: BaseModel, ctx: ToolUseContext) -> PermissionSubject | None:
+        return FileAccess(os.path.realpath(self.target(input, ctx)), self.access)
+
+    def is_read_only(self, input: BaseModel) -> bool:
+        return self.access == "read"
+
+    def is_concurrency_safe(self, input: BaseModel) -> bool:
+        return self.access == "read"

@@ -1,0 +1,190 @@
+"""Bash: output and exit codes, timeouts and cancellation that kill the process group, bounded
+output, background jobs, a child environment without the product's credentials, and read-only
+classification delegated to the permission package."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tool_support import call, text_of
+
+from jupyter_toolagent.core.permission_types import ShellCommand
+from jupyter_toolagent.core.tool import Progress
+from jupyter_toolagent.tools import Bash
+from jupyter_toolagent.tools.bash import run_command
+
+
+def alive(pid: int) -> bool:
+    """A process that exists and is not a zombie waiting to be reaped."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_dead(pids: list[int], seconds: float = 3.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(alive(p) for p in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.asyncio
+async def test_success_returns_just_the_output_in_the_working_directory(tmp_path: Path, ctx_in: Any) -> None:
+    outcome = await call(ctx_in(), "Bash", command="pwd; echo second line")
+    assert outcome.status == "done" and text_of(outcome) == f"{tmp_path}\nsecond line"
+    outcome = await call(ctx_in(), "Bash", command="echo out; echo warn >&2")
+    assert text_of(outcome) == "out\n[stderr]\nwarn"
+
+
+@pytest.mark.asyncio
+async def test_a_non_zero_exit_is_an_error_with_code_stdout_and_stderr(ctx_in: Any) -> None:
+    outcome = await call(ctx_in(), "Bash", command="echo partial; echo broken >&2; exit 3")
+    assert outcome.is_error
+    assert text_of(outcome) == "Exit code 3\n[stdout]\npartial\n[stderr]\nbroken"
+    killed = await call(ctx_in(), "Bash", command="kill -9 $$")
+    assert killed.is_error and "SIGKILL" in text_of(killed)
+
+
+@pytest.mark.asyncio
+async def test_a_timeout_kills_the_whole_process_group(tmp_path: Path, ctx_in: Any) -> None:
+    command = "echo $$ > shell.pid; sleep 30 & echo $! > job.pid; sleep 30"
+    start = time.perf_counter()
+    outcome = await call(ctx_in(), "Bash", command=command, timeout=1)
+    assert time.perf_counter() - start < 5
+    assert outcome.is_error and "timed out after 1 s" in text_of(outcome)
+    pids = [int((tmp_path / name).read_text()) for name in ("shell.pid", "job.pid")]
+    assert wait_dead(pids), [p for p in pids if alive(p)]
+
+
+@pytest.mark.asyncio
+async def test_cancelling_the_call_kills_the_process_group(tmp_path: Path) -> None:
+    task = asyncio.ensure_future(run_command("sleep 30 & echo $! > job.pid; echo $$ > shell.pid; wait", tmp_path, 60))
+    for _ in range(100):
+        if (tmp_path / "job.pid").exists() and (tmp_path / "shell.pid").exists():
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    pids = [int((tmp_path / name).read_text()) for name in ("shell.pid", "job.pid")]
+    assert wait_dead(pids)
+
+
+@pytest.mark.asyncio
+async def test_long_output_keeps_head_and_tail(ctx_in: Any) -> None:
+    outcome = await call(ctx_in(), "Bash", command="seq 1 300000")
+    text = text_of(outcome)
+    assert text.startswith("1\n2\n3\n") and text.endswith("299999\n300000")
+    assert "cut from the middle" in text and len(text) < 32_000
+
+
+@pytest.mark.asyncio
+async def test_background_output_is_collected_for_at_most_a_second(ctx_in: Any) -> None:
+    outcome = await call(ctx_in(), "Bash", command="(sleep 0.3; echo soon) & echo now")
+    assert text_of(outcome).splitlines()[:2] == ["now", "soon"]
+    start = time.perf_counter()
+    outcome = await call(ctx_in(), "Bash", command="(sleep 5; echo late) & echo now")
+    elapsed = time.perf_counter() - start
+    assert elapsed < 2.5 and not outcome.is_error
+    assert text_of(outcome).startswith("now") and "late" not in text_of(outcome)
+    assert "Background processes" in text_of(outcome)
+
+
+@pytest.mark.asyncio
+async def test_the_child_environment_lacks_the_products_credentials(ctx_in: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-0000000000")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "auth-token-0000000000")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("GITHUB_TOKEN", "users-own-token")
+    outcome = await call(ctx_in(), "Bash", command="printenv ANTHROPIC_API_KEY; echo rc=$?")
+    assert text_of(outcome) == "rc=1"
+    outcome = await call(ctx_in(), "Bash", command="env | cut -d= -f1 | sort")
+    names = text_of(outcome).splitlines()
+    assert "ANTHROPIC_API_KEY" not in names and "ANTHROPIC_AUTH_TOKEN" not in names
+    assert "ANTHROPIC_BASE_URL" in names and "GITHUB_TOKEN" in names
+
+
+@pytest.mark.asyncio
+async def test_credential_values_are_masked_in_output(tmp_path: Path, ctx_in: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-1111111111")
+    (tmp_path / "leak.txt").write_text("key=sk-ant-test-key-1111111111\n")
+    outcome = await call(ctx_in(), "Bash", command="cat leak.txt")
+    assert text_of(outcome) == "key=[redacted]"
+
+
+@pytest.mark.asyncio
+async def test_progress_carries_the_output_as_it_comes(tmp_path: Path) -> None:
+    seen: list[str] = []
+    progress = Progress(lambda message, output, fraction: seen.append(output))
+    outcome = await run_command("echo first; sleep 0.4; echo second", tmp_path, 10, progress)
+    assert outcome.ok and "".join(seen) == "first\nsecond\n"
+
+
+@pytest.mark.asyncio
+async def test_a_missing_working_directory_is_an_error(tmp_path: Path) -> None:
+    from tool_support import make_ctx
+
+    outcome = await call(make_ctx(tmp_path / "gone"), "Bash", command="true")
+    assert outcome.is_error and "does not exist" in text_of(outcome)
+
+
+def test_the_permission_subject_is_the_command() -> None:
+    bash = Bash()
+    parsed = bash.input_model.model_validate({"command": "git status"})
+    assert bash.permission_subject(parsed, None) == ShellCommand("git status")  # type: ignore[arg-type]
+    assert bash.input_model.model_validate({"command": "x", "timeout": 600}).timeout == 600
+    with pytest.raises(ValueError):
+        bash.input_model.model_validate({"command": "x", "timeout": 601})
+
+
+def test_read_only_classification_decides_concurrency_safety(monkeypatch: pytest.MonkeyPatch) -> None:
+    def classify(command: str) -> bool:
+        return command.startswith("ls")
+
+    try:
+        shell = importlib.import_module("jupyter_toolagent.permissions.shell")
+        monkeypatch.setattr(shell, "is_read_only_command", classify)
+    except ImportError:
+        import types
+
+        package = types.ModuleType("jupyter_toolagent.permissions")
+        shell = types.ModuleType("jupyter_toolagent.permissions.shell")
+        shell.is_read_only_command = classify  # type: ignore[attr-defined]
+        package.shell = shell  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, "jupyter_toolagent.permissions", package)
+        monkeypatch.setitem(sys.modules, "jupyter_toolagent.permissions.shell", shell)
+    bash = Bash()
+    ls, rm = (bash.input_model.model_validate({"command": c}) for c in ("ls -la", "rm -rf build"))
+    assert bash.is_concurrency_safe(ls) and bash.is_read_only(ls)
+    assert not bash.is_concurrency_safe(rm) and not bash.is_read_only(rm)
+
+
+def test_without_the_permission_package_nothing_is_read_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jupyter_toolagent.permissions.shell", None)
+    bash = Bash()
+    ls = bash.input_model.model_validate({"command": "ls"})
+    assert not bash.is_concurrency_safe(ls) and not bash.is_read_only(ls)
+
+
+def test_a_failing_classifier_counts_as_not_read_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    def broken(command: str) -> bool:
+        raise RuntimeError("parser bug")
+
+    shell = types.ModuleType("jupyter_toolagent.permissions.shell")
+    shell.is_read_only_command = broken  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "jupyter_toolagent.permissions.shell", shell)
+    bash = Bash()
+    assert not bash.is_concurrency_safe(bash.input_model.model_validate({"command": "ls"}))
