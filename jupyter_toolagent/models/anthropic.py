@@ -34,6 +34,7 @@ import weakref
 from typing import Any, AsyncIterator
 
 from ..core.abort import AbortSignal
+from ..errors import ModelAPIError
 from .api_errors import missing_key_error, to_model_api_error
 
 __all__ = ["AnthropicModel", "raw_event"]
@@ -181,7 +182,10 @@ class AnthropicModel:
     async def _pump(client: Any, kwargs: dict[str, Any], extra: dict[str, Any], queue: asyncio.Queue[Any]) -> None:
         """Run the SDK stream and hand every raw event to ``queue``; cancelled on abort."""
         try:
-            manager = client.messages.stream(**kwargs, extra_body=extra or None)
+            try:
+                manager = client.messages.stream(**kwargs, extra_body=extra or None)
+            except TypeError as exc:  # e.g. no max_tokens: nothing was sent
+                raise ModelAPIError(f"the request body cannot be sent: {exc}", error_type="invalid_request") from None
             async with manager as stream:
                 queue.put_nowait((_REQUEST, stream.request_id))
                 async for event in stream:

@@ -216,6 +216,16 @@ class FakeAnthropicServer:
                 return fault
         return None
 
+    def _untake_fault(self, fault: Fault | None) -> None:
+        """Put back a fault taken for a request that ended before it could apply."""
+        if fault is None:
+            return
+        with self._lock:
+            if self._faults and self._faults[0][0] is fault:
+                self._faults[0][1] += 1
+            else:
+                self._faults.insert(0, [fault, 1])
+
     # --- connections -------------------------------------------------------------------------
     def _connection_opened(self, connection: socket.socket) -> None:
         with self._lock:
@@ -265,14 +275,15 @@ class FakeAnthropicServer:
         streaming = body.get("stream") is True
         fault = self._take_fault(streaming)
         if fault is not None and fault.kind == "http":
-            return handler.send_json(fault.status, json.loads(fault.response_body(request_id)), request_id,
-                                     fault.headers)
+            return fail(fault.status, fault.error_type, fault.message, fault.headers)
         problem = request_error(body) if self.validate else None
         if problem:
+            self._untake_fault(fault)  # a stream fault waits for a stream
             return fail(400, "invalid_request_error", problem)
         try:
             source, turn = self._next_turn(body)
         except _ScriptFailure as exc:
+            self._untake_fault(fault)
             return fail(500, "api_error", str(exc), (("x-should-retry", "false"),))
         if not streaming:
             if turn.delay and self._stopping.wait(turn.delay):

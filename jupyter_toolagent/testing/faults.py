@@ -22,7 +22,6 @@ it again on the next request, as a model would answer the retried request anew.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -136,10 +135,6 @@ class Fault:
     def missing_message_stop(cls, *, drop_message_delta: bool = True) -> "Fault":
         """End the stream cleanly without ``message_stop`` (and ``message_delta``)."""
         return cls("missing_message_stop", drop_message_delta=drop_message_delta)
-
-    # --- the HTTP response of an HTTP fault ----------------------------------------------------
-    def response_body(self, request_id: str) -> bytes:
-        return json.dumps(error_envelope(self.error_type, self.message, request_id)).encode()
 
 
 @dataclass

@@ -308,3 +308,12 @@ async def test_aclose_closes_the_client_and_the_model_stays_usable(server: FakeA
     acc = fold(await collect(model.stream(request_body(), abort=AbortSignal())))
     assert acc.assistant_message()["content"] == [text_block("after")] and model.client() is not first
     await model.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_body_the_sdk_cannot_send_is_a_model_api_error(server: FakeAnthropicServer) -> None:
+    body = request_body()
+    del body["max_tokens"]
+    _, error = await collect_until_error(make_model(server), body)
+    assert isinstance(error, ModelAPIError) and error.error_type == "invalid_request"
+    assert "max_tokens" in error.message and server.requests == []

@@ -192,6 +192,14 @@ def test_stream_faults_wait_for_a_streaming_request(server: FakeAnthropicServer,
     assert [m["content"][0]["text"] for m in server.responses] == ["plain", "streamed"]
 
 
+def test_a_stream_fault_is_not_spent_on_a_rejected_request(server: FakeAnthropicServer) -> None:
+    server.set_turns(["streamed"])
+    server.inject(Fault.error_event(after_events=1), times=2)
+    status, _, _ = raw_exchange(server.base_url, "/v1/messages", {"model": MODEL, "messages": [user("x")], "stream": True})
+    assert status.startswith("HTTP/1.1 400")
+    assert [(f.kind, n) for f, n in server.pending_faults] == [("error_event", 2)]
+
+
 def test_missing_message_stop_gives_no_stop_reason(server: FakeAnthropicServer, client: Any) -> None:
     server.set_turns(["cut short", "cut short too"])
     server.inject(Fault.missing_message_stop())
