@@ -16,7 +16,7 @@ from .core.tool import Tool
 from .core.usage import Usage
 from .models.base import Model
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
 
 
 def default_model_name() -> str:
