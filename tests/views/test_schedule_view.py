@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import pytest
-from view_support import SleepTool, config, has_html, run, use
+from view_support import Meeting, SleepTool, arriving_policy, config, has_html, run, use
 
 from jupyter_toolagent.core.events import (
     PermissionDecidedEvent,
@@ -34,8 +34,10 @@ def svg_segments(view: ScheduleView) -> list[tuple[str, str, str, str, float]]:
     return [(i, g, seg, status, float(w)) for i, g, seg, status, w in SEGMENT.findall(view.to_html())]
 
 
-def tools(delay: float = 0.12) -> list[SleepTool]:
-    return [SleepTool("Read", safe=True, delay=delay), SleepTool("Grep", safe=True, delay=delay),
+def tools(delay: float = 0.05, meeting: Meeting | None = None) -> list[SleepTool]:
+    """Read and Grep are safe (and, given a meeting, each waits there); Edit is not safe."""
+    return [SleepTool("Read", safe=True, delay=delay, meeting=meeting),
+            SleepTool("Grep", safe=True, delay=delay, meeting=meeting),
             SleepTool("Edit", safe=False, delay=0.03)]
 
 
@@ -46,7 +48,7 @@ SAFE_SAFE_UNSAFE = [[use("Read", "a", "toolu_A"), use("Grep", "b", "toolu_B"), u
 @pytest.mark.parametrize("streaming", [True, False], ids=["while-streaming", "after-stream"])
 async def test_two_overlapping_safe_calls_then_an_unsafe_one_make_two_groups(streaming: bool) -> None:
     session = Session()
-    await run(session, "go", config(SAFE_SAFE_UNSAFE, tools(), streaming=streaming))
+    await run(session, "go", config(SAFE_SAFE_UNSAFE, tools(meeting=Meeting(2)), streaming=streaming))
     view = ScheduleView(session.runs[-1])
     schedule = view.schedule
     assert [[c.tool_use_id for c in g.calls] for g in schedule.groups] == [["toolu_A", "toolu_B"], ["toolu_C"]]
@@ -90,7 +92,7 @@ async def test_an_approval_wait_is_drawn_and_labelled() -> None:
     assert [r.tool_use_id for r in asked] == ["toolu_C"]
     view = ScheduleView(session.runs[-1])
     edit = next(c for c in view.schedule.calls if c.tool_use_id == "toolu_C")
-    assert 0.2 <= edit.waited < 1.0
+    assert 0.2 <= edit.waited < 10.0
     assert [s.state for s in edit.segments][-2:] == ["waiting", "running"] or \
         [s.state for s in edit.segments][-3:] == ["waiting", "queued", "running"]
     waiting = [(w, status) for i, _, seg, status, w in svg_segments(view) if i == "toolu_C" and seg == "waiting"]
@@ -107,7 +109,7 @@ async def test_a_partial_event_list_shows_the_run_live() -> None:
     session = Session()
     seen: list[ScheduleView] = []
     events: list[Any] = []
-    async for event in session.run("go", config(SAFE_SAFE_UNSAFE, tools(0.1))):
+    async for event in session.run("go", config(SAFE_SAFE_UNSAFE, tools(meeting=Meeting(2)))):
         events.append(event)
         if isinstance(event, ToolStartedEvent) and event.tool_use_id == "toolu_B":
             seen.append(ScheduleView(list(events)))
@@ -133,9 +135,14 @@ async def test_a_partial_event_list_shows_the_run_live() -> None:
 @pytest.mark.parametrize("streaming", [True, False], ids=["while-streaming", "after-stream"])
 async def test_a_denied_call_joins_the_batch_it_was_part_of(streaming: bool) -> None:
     session = Session()
-    policy = SimplePolicy(allow={"Edit"}, deny={"Grep"})
+    # Read cannot finish before Grep's permission is decided: the two really overlap
+    meeting = Meeting(2)
+    policy = arriving_policy(SimplePolicy(allow={"Edit"}, deny={"Grep"}), meeting, "toolu_B")
     turns = [[use("Read", "a", "toolu_A"), use("Grep", "b", "toolu_B"), use("Edit", "c", "toolu_C")], "done"]
-    await run(session, "go", config(turns, tools(0.1), streaming=streaming, can_use_tool=policy))
+    read, grep, edit = tools()
+    read.meeting = meeting
+    await run(session, "go", config(turns, [read, grep, edit], streaming=streaming, can_use_tool=policy))
+    assert meeting.arrived == 2
     schedule = ScheduleView(session.runs[-1]).schedule
     assert [[(c.tool_use_id, c.status) for c in g.calls] for g in schedule.groups] == [
         [("toolu_A", "done"), ("toolu_B", "denied")],

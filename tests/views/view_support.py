@@ -25,17 +25,60 @@ class TagInput(BaseModel):
     tag: str = ""
 
 
+class Meeting:
+    """A rendezvous: ``count`` parties must arrive before any waiting one goes on.
+
+    Makes "these calls overlapped" a fact the test arranges, not a race it hopes to win: a tool
+    that waits at the meeting cannot finish before its siblings have started (or, with
+    `arriving_policy`, before a sibling's permission was decided). If the runtime did not run
+    them together, the wait times out and the test's assertions fail.
+    """
+
+    def __init__(self, count: int, timeout: float = 5.0) -> None:
+        self.count = count
+        self.timeout = timeout
+        self.arrived = 0
+        self._all_here = asyncio.Event()
+
+    def arrive(self) -> None:
+        self.arrived += 1
+        if self.arrived >= self.count:
+            self._all_here.set()
+
+    async def wait(self) -> None:
+        try:
+            await asyncio.wait_for(self._all_here.wait(), self.timeout)
+        except asyncio.TimeoutError:
+            pass
+
+
+def arriving_policy(policy: Any, meeting: Meeting, tool_use_id: str) -> Any:
+    """A permission callback that arrives at ``meeting`` once ``tool_use_id`` is decided."""
+
+    async def decide(tool, input, ctx, *, tool_use_id: str, hook_decision):  # noqa: ANN001
+        decision = await policy(tool, input, ctx, tool_use_id=tool_use_id, hook_decision=hook_decision)
+        if tool_use_id == watched:
+            meeting.arrive()
+        return decision
+
+    watched = tool_use_id
+    return decide
+
+
 class SleepTool(Tool):
-    """Sleeps ``delay`` seconds and answers ``"<name> <tag> done"``; safe or not as told."""
+    """Sleeps ``delay`` seconds and answers ``"<name> <tag> done"``; safe or not as told.
+    With a ``meeting``, it first arrives there and waits for the other parties."""
 
     input_model = TagInput
 
-    def __init__(self, name: str, *, safe: bool, delay: float = 0.05, output: str | None = None) -> None:
+    def __init__(self, name: str, *, safe: bool, delay: float = 0.05, output: str | None = None,
+                 meeting: Meeting | None = None) -> None:
         self.name = name
         self.description = f"sleeps {delay}s ({'concurrency-safe' if safe else 'not concurrency-safe'})"
         self.safe = safe
         self.delay = delay
         self.output = output
+        self.meeting = meeting
 
     def is_concurrency_safe(self, input: BaseModel) -> bool:
         return self.safe
@@ -44,6 +87,9 @@ class SleepTool(Tool):
         return self.safe
 
     async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> Any:
+        if self.meeting is not None:
+            self.meeting.arrive()
+            await self.meeting.wait()
         await asyncio.sleep(self.delay)
         assert isinstance(input, TagInput)
         return self.output if self.output is not None else f"{self.name} {input.tag} done"
