@@ -2,6 +2,7 @@
 
     rules.py          ``Tool`` / ``Tool(content)`` parsed into `PermissionRule`
     shell.py          shell commands split into simple commands (bashlex)
+    shell_wrappers.py ``time``/``timeout``/``nice``/``nohup``/``env NAME=v`` stripped for matching
     shell_readonly.py which shell commands are read-only
     shell_rules.py    ``Bash(...)`` matching: lenient for deny/ask, strict for allow
     paths.py          gitignore-style file patterns on resolved paths

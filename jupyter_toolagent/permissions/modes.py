@@ -68,7 +68,7 @@ def apply_mode(
         return decision
     if mode == "dontAsk":
         return PermissionDecision.deny(
-            f"{tool_name} was not run: {decision.message}. {DONT_ASK_DENIAL} {allow_hint(decision)}",
+            f"{tool_name} was not run: {decision.message.rstrip('.')}. {DONT_ASK_DENIAL} {allow_hint(decision)}",
             "mode", rule=decision.rule, suggested_rule=decision.suggested_rule,
         )
     if mode == "acceptEdits" and edit_inside_cwd and decision.decided_by == "default":

@@ -63,7 +63,7 @@ class RuleBasedPermissions:
                            decision: PermissionDecision, perms: PermissionContext) -> PermissionDecision:
         if self.approver is None or not self.interactive:
             return PermissionDecision.deny(
-                f"{tool.name} was not run: {decision.message}. It needs approval and nobody can approve "
+                f"{tool.name} was not run: {decision.message.rstrip('.')}. It needs approval and nobody can approve "
                 f"in this run. {allow_hint(decision)}",
                 "policy", rule=decision.rule, suggested_rule=decision.suggested_rule,
             )

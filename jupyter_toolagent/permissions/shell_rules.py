@@ -24,6 +24,7 @@ import re
 import shlex
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 from typing import Callable, Iterator, Literal, Sequence
 
 from .rules import PREFIX_SUFFIX
@@ -63,6 +64,10 @@ _SENSITIVE_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|CRED|AUTH|ANTHROPIC|PRIVATE
 _TEXT_TOKENS = re.compile(r"[\s;&|()<>`'\"{}$=\\]+")
 _WHITESPACE = re.compile(r"\s+")
 _MAX_DEPTH = 4
+MAX_CANDIDATES = 2000
+_UNKNOWN = ("\0unknown",)
+"""Yielded where unwrapping stops (too deep, an inner script that does not parse): the caller
+falls back to searching the whole text."""
 
 
 @dataclass(frozen=True)
@@ -174,13 +179,33 @@ def restriction_matches(content: str, command: str, parsed: ParsedCommand | None
     pattern = compile_shell_rule(content)
     if pattern.kind == "exact" and pattern.text == _normalize(command):
         return True
-    if parsed is None:
+    candidates = _all_candidates(command) if parsed is not None else None
+    if candidates is None:  # unparseable, or too convoluted to unwrap: search the text
         return _text_matches(pattern, command)
-    if any(_pattern_matches(pattern, words) for words in _candidates(parsed, 0)):
+    if any(_pattern_matches(pattern, words) for words in candidates):
         return True
-    if parsed.has_substitution or any(c.dynamic for c in parsed.commands):
-        return _text_matches(pattern, command)
+    hidden = parsed is not None and (parsed.has_substitution or any(c.dynamic for c in parsed.commands))
+    if hidden or any(_runs_a_string(words) for words in candidates):
+        return _text_matches(pattern, command)  # quoting inside quoting: trust the text, not the parse
     return False
+
+
+def _runs_a_string(words: tuple[str, ...]) -> bool:
+    name = words[0].rsplit("/", 1)[-1] if words else ""
+    return bool((name in SHELLS or name == "eval") and _scripts(name, words)) or (
+        name == "git" and any("=!" in w for w in words))
+
+
+@lru_cache(maxsize=1024)
+def _all_candidates(command: str) -> tuple[tuple[str, ...], ...] | None:
+    """Every word list the command may run, or None when unwrapping stopped (`_UNKNOWN`) or went
+    past `MAX_CANDIDATES` (the unwrapping is lazy, so the bound also bounds the work:
+    ``sudo sudo sudo …`` cannot blow up)."""
+    parsed = try_parse(command)
+    if parsed is None:
+        return None
+    found = tuple(islice(_candidates(parsed, 0), MAX_CANDIDATES + 1))
+    return None if len(found) > MAX_CANDIDATES or _UNKNOWN in found else found
 
 
 def _pattern_matches(pattern: ShellPattern, words: tuple[str, ...]) -> bool:
@@ -204,7 +229,10 @@ def _candidates(parsed: ParsedCommand, depth: int) -> Iterator[tuple[str, ...]]:
 
 def _run_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, ...]]:
     """``words`` and every command they may run, command words also as their base name."""
-    if not words or depth > _MAX_DEPTH:
+    if not words:
+        return
+    if depth > _MAX_DEPTH:
+        yield _UNKNOWN
         return
     name = words[0].rsplit("/", 1)[-1].lstrip("\\")
     yield words
@@ -212,12 +240,13 @@ def _run_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, .
         yield (name, *words[1:])
     if name in RUNNERS:
         for i in range(1, len(words)):
-            yield from _run_candidates(words[i:], depth + 1)
+            if not words[i].startswith("-"):
+                yield from _run_candidates(words[i:], depth + 1)
     if name in SHELLS or name == "eval":
         for script in _scripts(name, words):
             inner = try_parse(script)
             if inner is None:
-                yield tuple(t for t in _TEXT_TOKENS.split(script) if t)
+                yield _UNKNOWN
             else:
                 yield from _candidates(inner, depth + 1)
     if name in ("find", "fd"):
@@ -250,8 +279,7 @@ def _git_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, .
         if words[i] in ("-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env"):
             if words[i] == "-c" and i + 1 < len(words) and "=!" in words[i + 1]:
                 inner = try_parse(words[i + 1].split("=!", 1)[1])
-                if inner is not None:
-                    yield from _candidates(inner, depth + 1)
+                yield from (_candidates(inner, depth + 1) if inner is not None else (_UNKNOWN,))
             i += 2
         else:
             i += 1

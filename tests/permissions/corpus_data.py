@@ -218,7 +218,7 @@ NOT_READ_ONLY = [Case(c, "ask", by="default") for c in [
     "date 01010000", "date -s now", "hostname evil", "cat $(ls)", "cat `ls`", "ls $(pwd)",
     "cat <(ls)", "PATH=/tmp ls", "X=1", "cd /", "cd .. && ls", "cd / && grep -r x .",
     "exec 3<>/dev/tcp/example.invalid/80", "cat < /dev/tcp/example.invalid/80",
-    "f() { ls; }; f", "[[ -f x ]]", "echo $((1+1))",
+    "f() { ls; }; f", "[[ -f x ]]", "echo $((1+1))", "for f in $(ls); do echo x; done",
 ]]
 
 # --- commands that reveal the environment (the API key) are never read-only ----------------------------

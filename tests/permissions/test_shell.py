@@ -3,6 +3,7 @@ Commands here are only parsed; nothing is run."""
 
 from __future__ import annotations
 
+import shlex
 import time
 
 import pytest
@@ -13,6 +14,7 @@ from jupyter_toolagent.permissions.shell import (
     DANGEROUS_VARIABLES,
     INDIRECT,
     is_dangerous_variable,
+    is_read_only_part,
     parse_command,
     strip_wrappers,
     try_parse,
@@ -88,6 +90,12 @@ def test_nested_commands_are_listed_and_marked() -> None:
 ])
 def test_writes(command: str, writes: tuple[str, ...]) -> None:
     assert parse_command(command).parts[0].writes == writes
+
+
+def test_a_part_with_a_substitution_is_not_read_only_by_itself() -> None:
+    part = parse_command("cat $(ls)").parts[0]
+    assert part.substitution and not is_read_only_part(part)
+    assert is_read_only_part(parse_command("cat notes.txt").parts[0])
 
 
 def test_redirect_on_a_compound_is_a_write_of_every_command_inside() -> None:
@@ -330,3 +338,31 @@ def test_suggest_content(command: str, suggestion: str | None) -> None:
 ])
 def test_opaque_reason(command: str, opaque: bool) -> None:
     assert (opaque_reason(try_parse(command)) is not None) is opaque
+
+
+def _nested_shells(command: str, depth: int) -> str:
+    for _ in range(depth):
+        command = "sh -c " + shlex.quote(command)
+    return command
+
+
+PATHOLOGICAL = [
+    "sudo " * 400 + "rm x",
+    "sudo find . -exec " * 60 + "rm x",
+    _nested_shells("rm x", 3),
+    _nested_shells("rm x", 9),
+    _nested_shells("eval rm x", 6),
+    "(" * 300 + "rm x" + ")" * 300,
+    "echo $(" * 100 + "rm x" + ")" * 100,
+    "ls; " * 2000 + "rm x",
+]
+
+
+@pytest.mark.parametrize("command", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
+def test_pathological_commands_are_decided_quickly_and_still_denied(command: str) -> None:
+    start = time.perf_counter()
+    denied = restriction_matches("rm:*", command, try_parse(command))
+    read_only = is_read_only_command(command)
+    elapsed = time.perf_counter() - start
+    assert denied and not read_only
+    assert elapsed < 5, elapsed
