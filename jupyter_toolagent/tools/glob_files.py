@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..core.permission_types import FileAccess, PermissionSubject
 from ..core.tool import Progress, ToolResult, ToolUseContext
 from .ignore_walk import glob_regex
-from .paths import FileTool, display_path
+from .paths import FileTool, display_path, read_denied_filter
 
 __all__ = ["Glob", "GlobInput", "glob_files"]
 
@@ -58,7 +58,15 @@ class Glob(FileTool):
             return ToolResult(f"The search path {input.path} {what}.", is_error=True)
         cwd = Path(ctx.options.cwd)
         matches, complete = await asyncio.to_thread(glob_files, root, input.pattern)
-        return ToolResult(_render(matches, complete, input.pattern, cwd))
+        denied = read_denied_filter(ctx)
+        hidden = 0
+        if denied is not None:
+            kept = [m for m in matches if not denied(str(m[1]))]
+            hidden, matches = len(matches) - len(kept), kept
+        text = _render(matches, complete, input.pattern, cwd)
+        if hidden:
+            text += f"\n({hidden:,} matching file{'s' if hidden != 1 else ''} not shown: a deny rule covers them.)"
+        return ToolResult(text)
 
 
 def _split_literal_prefix(root: Path, pattern: str) -> tuple[Path, list[str]]:

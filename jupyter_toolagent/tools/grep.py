@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.tool import Progress, ToolResult, ToolUseContext
 from .grep_search import PatternRejected, SearchQuery, SearchResult, compile_pattern, search_python, search_ripgrep
-from .paths import FileTool, display_path
+from .paths import FileTool, display_path, read_denied_filter
 from .secret_env import redact
 
 __all__ = ["Grep", "GrepInput", "format_result", "run_search"]
@@ -78,6 +78,15 @@ class Grep(FileTool):
             result = await run_search(query, ctx.options.extra.get("grep_backend"))
         except PatternRejected as exc:
             return ToolResult(f"Invalid pattern: {exc}", is_error=True)
+        denied = read_denied_filter(ctx)
+        if denied is not None:
+            protected = [path for path in result.files if denied(path)]
+            for path in protected:
+                del result.files[path]
+            if protected:
+                plural = "s" if len(protected) != 1 else ""
+                result.note = " ".join(filter(None, (
+                    result.note, f"({len(protected):,} file{plural} with matches not shown: a deny rule covers them.)")))
         text = format_result(result, input.output_mode, Path(ctx.options.cwd), input.head_limit or DEFAULT_HEAD_LIMIT,
                              input.pattern, input.path or ".")
         return ToolResult(redact(text))

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Callable, ClassVar, Literal
 
 from pydantic import BaseModel
 
 from ..core.permission_types import FileAccess, PermissionSubject
 from ..core.tool import Tool, ToolUseContext
 
-__all__ = ["FileTool", "display_path", "resolve_path"]
+__all__ = ["FileTool", "display_path", "read_denied_filter", "resolve_path"]
 
 
 def resolve_path(raw: str | None, cwd: Path) -> Path:
@@ -35,6 +35,30 @@ def display_path(path: Path | str, cwd: Path) -> str:
     if path.startswith(base.rstrip(os.sep) + os.sep):
         return os.path.relpath(path, base)
     return path
+
+
+def read_denied_filter(ctx: ToolUseContext) -> Callable[[str], bool] | None:
+    """A predicate telling which found paths a ``Read(...)`` deny rule covers, or None.
+
+    Glob and Grep are allowed (or not) for the directory they search; files inside it that a
+    deny rule protects must still not show up in their results. Without the permission package
+    or a rule state there is nothing to apply.
+    """
+    perms = getattr(ctx, "permissions", None)
+    if perms is None:
+        return None
+    try:
+        from ..permissions import path_denied
+    except ImportError:
+        return None
+
+    def denied(path: str) -> bool:
+        try:
+            return path_denied(perms, path, access="read") is not None
+        except Exception:  # a rule that cannot be evaluated protects the file (fail closed)
+            return True
+
+    return denied
 
 
 class FileTool(Tool):

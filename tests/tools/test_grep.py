@@ -94,3 +94,17 @@ def test_grep_reads_the_search_root() -> None:
     assert grep.permission_subject(parsed, ctx) == FileAccess("/etc", "read")
     assert grep.observable_input(parsed, ctx)["path"] == "/etc"
     assert grep.is_read_only(parsed) and grep.is_concurrency_safe(parsed)
+
+
+@pytest.mark.asyncio
+async def test_files_a_read_deny_rule_covers_are_dropped(tmp_path: Path) -> None:
+    permissions = pytest.importorskip("jupyter_toolagent.permissions")
+    write(tmp_path, "open/a.txt", "token here\n")
+    write(tmp_path, "secret/b.txt", "token here\n")
+    ctx = python_ctx(tmp_path)
+    ctx = ctx.replace(permissions=permissions.PermissionContext(cwd=tmp_path, deny=["Read(./secret/**)"]))
+    text = text_of(await call(ctx, "Grep", pattern="token"))
+    assert text.splitlines() == ["1 file with matches:", "open/a.txt",
+                                 "(1 file with matches not shown: a deny rule covers them.)"]
+    text = text_of(await call(ctx, "Glob", pattern="**/*.txt"))
+    assert text.splitlines() == ["open/a.txt", "(1 matching file not shown: a deny rule covers them.)"]
