@@ -1,0 +1,217 @@
+"""One ``%%agent`` cell: everything is prepared and checked first, then the run is driven.
+
+`prepare_cell` does all that can fail because of the person's input — options, rules, the
+``--script`` variable, ``--tools`` names, the settings file, the model choice — and raises one
+`UsageError`, so a mistake sends nothing and runs nothing. `execute_cell` feeds the run's
+events to the display and always finishes it (success, error, interrupt). How the coroutine is
+awaited (kernel, ipykernel 6 pump, terminal loop) is `kernel_run`'s business, not this module's.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from IPython.core.error import UsageError
+
+from ..core.abort import AbortSignal
+from ..core.events import NoticeEvent
+from ..core.function_tool import as_tool, tools_from_namespace
+from ..core.session import RunConfig, Session
+from ..errors import ConfigError, ToolAgentError
+from .headless import Approvals, choose_approvals
+from .offline import ModelChoice, choose_model, resolve_model_name
+from .options import CellOptions, check_mode, check_rules, parse_cell_options
+from .sessions import registry_for
+
+if TYPE_CHECKING:
+    from ..core.tool import Tool
+    from .magics import AgentMagics
+
+
+class AgentRunFailed(ToolAgentError):
+    """The run ended on an API or runtime error. The cell fails — so nbclient and papermill
+    stop, and queued cells follow the kernel's stop-on-error rule — with one line; the details
+    (status, request id, hint) are already in the cell's output."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
+        return [f"{type(self).__name__}: {self}"]
+
+
+FAILED_REASONS = frozenset({"api_error", "error"})
+
+
+@dataclass
+class PreparedCell:
+    prompt: str
+    options: CellOptions
+    session: Session
+    model: ModelChoice
+    approvals: Approvals
+    config: RunConfig
+    abort: AbortSignal
+    view: Any
+    notices: list[str]
+
+
+def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool) -> PreparedCell:
+    """Check the cell and build its run; raise `UsageError` (one line) on any mistake.
+
+    ``can_await`` is False when the cell runs synchronously inside a kernel (no input
+    transformer, e.g. ``%autoawait off``): clicks cannot reach it then, so asks go to policy.
+    """
+    shell = magics.shell
+    options = parse_cell_options(magics.agent_cell, line)
+    prompt = body.strip()
+    if not prompt:
+        raise UsageError("%%agent needs a prompt in the cell body (see %%agent?)")
+    mode = options.mode or (check_mode(magics.mode, "AgentMagics.mode") if magics.mode else None)
+    check_rules(allow=magics.allow, deny=magics.deny, ask=magics.ask, origin="AgentMagics.")
+    tool_provider = make_tool_provider(shell, options.tools)
+    if options.tools:
+        check_tool_names(tool_provider, options.tools)
+
+    notices: list[str] = []
+    requested = options.interactive if options.interactive is not None else magics.interactive
+    approvals, note = choose_approvals(shell, requested)
+    if approvals == "widgets" and not can_await:
+        approvals, note = "policy", ("this cell ran without top-level await (is %autoawait off?), so "
+                                     "buttons cannot be clicked: asks are denied by policy")
+    if note:
+        notices.append(note)
+
+    model = choose_model(resolve_model_name(options.model, magics.model), script_var=options.script,
+                         user_ns=shell.user_ns, offline_demo=magics.offline_demo)
+    if model.notice:
+        notices.insert(0, model.notice)
+
+    session = registry_for(shell).use(options.session, new=options.new)
+    load_permissions(session)
+    abort = AbortSignal()
+    timeout = options.approval_timeout if options.approval_timeout is not None else magics.approval_timeout
+    view = make_view(abort, approvals=approvals, session=session, timeout=timeout, model=model.model.model_name)
+    approver = None
+    if approvals == "widgets":
+        approver = view.approver
+    elif approvals == "terminal":
+        from .terminal import TerminalApprover
+
+        approver = TerminalApprover(abort, timeout)
+
+    config = RunConfig(
+        model=model.model,
+        max_turns=options.max_turns or magics.max_turns,
+        system="\n\n".join(s for s in (magics.system, options.system) if s) or None,
+        tool_provider=tool_provider,
+        tool_names=options.tools,
+        mode=mode,  # type: ignore[arg-type]
+        allow=[*magics.allow, *options.allow],
+        deny=[*magics.deny, *options.deny],
+        ask=[*magics.ask, *options.ask],
+        approver=approver,
+        interactive=approver is not None,
+        approval_timeout=timeout,
+        cwd=Path.cwd(),
+        namespace=shell.user_ns,
+        dry_run=options.dry_run,
+        extra=kernel_extras(shell),
+    )
+    return PreparedCell(prompt, options, session, model, approvals, config, abort, view, notices)
+
+
+async def execute_cell(cell: PreparedCell) -> None:
+    """Drive the run, feeding every event to the view; the view is finished whatever happens."""
+    view = cell.view
+    error: BaseException | None = None
+    finished: Any = None
+    try:
+        view.show()
+        for text in cell.notices:
+            view.handle(NoticeEvent(level="warning", text=text))
+        async for event in cell.session.run(cell.prompt, cell.config, abort=cell.abort):
+            view.handle(event)
+            if event.kind == "run_finished":
+                finished = event
+    except BaseException as exc:
+        error = exc
+        raise
+    finally:
+        view.finish(error)
+        if cell.model.owned:
+            close = getattr(cell.model.model, "aclose", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:  # closing a client must not hide the run's outcome
+                    pass
+    if finished is not None and finished.reason in FAILED_REASONS:
+        raise AgentRunFailed((finished.error or finished.reason).splitlines()[0])
+
+
+def load_permissions(session: Session) -> None:
+    """Read the project settings file now, so a broken one is one line before anything runs."""
+    if session.permissions is not None:
+        return
+    from ..permissions import PermissionContext
+
+    try:
+        session.permissions = PermissionContext.from_sources(cwd=Path.cwd())
+    except ConfigError as exc:
+        raise UsageError(" ".join(str(exc).split())) from None
+
+
+def make_view(abort: AbortSignal, *, approvals: Approvals, session: Session, timeout: float, model: str) -> Any:
+    """The live display: `RunDisplay` in a kernel, `TextDisplay` in a terminal."""
+    if approvals == "terminal":
+        from .text_display import TextDisplay
+
+        return TextDisplay(abort, interactive=True, session=session, model=model)
+    from .display import RunDisplay
+
+    kwargs: dict[str, Any] = {"interactive": approvals == "widgets", "session": session}
+    if "approval_timeout" in inspect.signature(RunDisplay).parameters:
+        kwargs["approval_timeout"] = timeout
+    return RunDisplay(abort, **kwargs)
+
+
+def make_tool_provider(shell: Any, tool_names: Sequence[str] | None) -> Callable[[], list["Tool"]]:
+    """Tools as they are *now*: built-ins, ``@tool`` functions of the namespace, and plain
+    functions named in ``--tools``. Called before every model request, so a function
+    redefined in another cell is what the next request sees."""
+    from ..tools import builtin_tools
+
+    def provide() -> list["Tool"]:
+        namespace = shell.user_ns
+        tools = [*builtin_tools(), *tools_from_namespace(namespace)]
+        known = {t.name for t in tools}
+        for name in tool_names or ():
+            value = namespace.get(name)
+            if name not in known and value is not None and callable(value) and not isinstance(value, type):
+                tools.append(as_tool(value, name=name))
+        return tools
+
+    return provide
+
+
+def check_tool_names(provide: Callable[[], list["Tool"]], names: Sequence[str]) -> None:
+    try:
+        available = {t.name for t in provide()} | {"ReadToolOutput"}
+    except ConfigError as exc:  # a --tools function that cannot become a tool
+        raise UsageError(f"--tools: {' '.join(str(exc).split())}") from None
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise UsageError(f"--tools: unknown tool {', '.join(map(repr, unknown))} "
+                         f"(neither a tool nor a function in the notebook; tools: {', '.join(sorted(available))})")
+
+
+def kernel_extras(shell: Any) -> dict[str, Any]:
+    """Front-end facts tools read from ``ctx.options.extra``."""
+    extra: dict[str, Any] = {"hidden_names": frozenset(getattr(shell, "user_ns_hidden", {}) or ())}
+    try:
+        from .python_runner import IPythonRunner
+    except ImportError:
+        return extra
+    extra["python_runner"] = IPythonRunner(shell)
+    return extra

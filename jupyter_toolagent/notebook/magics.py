@@ -1,0 +1,73 @@
+"""``%%agent`` and ``%agent``: thin magics over `agent_cell`, `subcommands` and `kernel_run`.
+
+`AgentMagics` is also the traitlets `Configurable` that holds the defaults, so
+``%config AgentMagics.model = "..."`` and ``c.AgentMagics.mode = "plan"`` in
+``ipython_config.py`` work (IPython's `Magics` adds it to ``shell.configurables``).
+
+In a kernel the cell is run by `agent_cell_async`, which an input transformer makes the
+cell's top-level ``await`` (see `agent_cell_transformer`); the ``agent_cell`` magic itself is
+the synchronous path (terminal IPython, or a kernel with ``%autoawait off``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from traitlets import Bool, Float, Int, List, TraitError, Unicode, observe
+from traitlets.config import Configurable
+
+from . import kernel_run
+from .agent_cell import execute_cell, prepare_cell
+from .options import MODES, agent_cell_arguments
+
+
+@magics_class
+class AgentMagics(Magics, Configurable):
+    """Defaults for ``%%agent`` cells; every one can be overridden by a cell option."""
+
+    model = Unicode("", help="Model id (empty: $TOOLAGENT_MODEL, else a current Sonnet).").tag(config=True)
+    mode = Unicode("", help=f"Permission mode: one of {', '.join(MODES)} (empty: the project settings "
+                            "file's mode, else default).").tag(config=True)
+    max_turns = Int(30, help="Most model requests per cell.").tag(config=True)
+    approval_timeout = Float(600.0, help="Seconds to wait for an approval before denying.").tag(config=True)
+    system = Unicode("", help="Extra instructions appended to the system prompt.").tag(config=True)
+    allow = List(Unicode(), help="Allow rules for every cell, e.g. ['Read', 'Bash(git log:*)'].").tag(config=True)
+    deny = List(Unicode(), help="Deny rules for every cell.").tag(config=True)
+    ask = List(Unicode(), help="Ask rules for every cell.").tag(config=True)
+    interactive = Bool(None, allow_none=True,
+                       help="Approval buttons: True forces, False forbids, None detects the front end.").tag(config=True)
+    offline_demo = Bool(True, help="With no API key, run the built-in offline demo instead of failing.").tag(config=True)
+
+    @observe("mode")
+    def _check_mode(self, change: dict[str, Any]) -> None:
+        if change["new"] and change["new"] not in MODES:
+            raise TraitError(f"AgentMagics.mode must be one of {', '.join(MODES)}, not {change['new']!r}")
+
+    # --- %%agent ---------------------------------------------------------------------------
+    @agent_cell_arguments
+    @cell_magic("agent")
+    def agent_cell(self, line: str, cell: str) -> None:
+        """Run a Claude tool-use loop in this kernel on the prompt in the cell body.
+
+        The conversation continues across cells (``--new`` starts afresh). The model sees the
+        built-in tools, your ``@tool`` functions and the functions named in ``--tools``; the
+        runtime checks every call and asks you before anything with side effects.
+        """
+        prepared = prepare_cell(self, line, cell, can_await=False)
+        kernel_run.run_blocking(lambda: execute_cell(prepared), prepared.abort)
+
+    async def agent_cell_async(self, line: str, cell: str) -> None:
+        """The kernel path: awaited as the cell's top-level ``await`` (see the transformer)."""
+        __tracebackhide__ = True  # noqa: F841 - IPython hides this frame in tracebacks
+        prepared = prepare_cell(self, line, cell, can_await=True)
+        await kernel_run.run_in_kernel(self.shell, execute_cell(prepared), prepared.abort)
+
+    # --- %agent ------------------------------------------------------------------------------
+    @line_magic("agent")
+    def agent_line(self, line: str) -> Any:
+        """Inspect and manage conversations: %agent transcript | raw | reset | sessions | config
+        | rules [remove RULE] | check | export PATH."""
+        from .subcommands import run_subcommand
+
+        return run_subcommand(self, line)

@@ -1,0 +1,22 @@
+"""An in-process IPython shell with the extension loaded, for the magics' tests."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+
+@pytest.fixture
+def agent_shell() -> Iterator[object]:
+    from IPython.testing.globalipapp import get_ipython
+
+    shell = get_ipython()  # starts the shared test shell once
+    shell.run_line_magic("load_ext", "jupyter_toolagent")
+    try:
+        yield shell
+    finally:
+        shell.run_line_magic("unload_ext", "jupyter_toolagent")
+        from jupyter_toolagent.notebook.sessions import registry_for
+
+        registry_for(shell).clear()
