@@ -262,7 +262,7 @@ class RegistryHookRunner:
             outcome.reason = "; ".join(r.reason for r in decided if r.decision == outcome.decision and r.reason)
         replacements = [(r.spec.name, r.result.updated_input) for r in ran
                         if r.result is not None and r.result.updated_input is not None]
-        if len({repr(sorted(u.items())) for _, u in replacements}) > 1:
+        if any(u != replacements[0][1] for _, u in replacements):
             names = ", ".join(n for n, _ in replacements)
             outcome.error = f"hooks {names} replaced the input in different ways"
             return outcome
