@@ -18,9 +18,11 @@ import __future__
 import ast
 import contextlib
 import inspect
+import io
 import itertools
 import linecache
 import os
+import tokenize
 import traceback
 from dataclasses import dataclass, field
 from types import CodeType, TracebackType
@@ -87,6 +89,8 @@ class CodeRunner:
             return Execution(error=exc, traceback=format_exception(exc))
         except Exception as exc:  # a failing input transformer (bad %magic syntax)
             return Execution(error=exc, traceback=format_exception(exc))
+        if last is not None and _ends_with_semicolon(source):
+            body, last = self._compile(source + "\npass", filename)  # a trailing ';' hides the value, as in a cell
         with self.displays() as shown:
             result = await self._execute(body, last, namespace)
         result.displays = list(shown)
@@ -122,6 +126,17 @@ class CodeRunner:
             return Execution()
         except (KeyboardInterrupt, SystemExit, Exception) as exc:  # CancelledError (Stop) propagates
             return Execution(error=exc, traceback=format_exception(exc))
+
+
+def _ends_with_semicolon(source: str) -> bool:
+    """Whether the last code token is ``;`` (comments and blank lines after it do not count)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    ignored = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.DEDENT, tokenize.INDENT}
+    code = [t for t in tokens if t.type not in ignored]
+    return bool(code) and code[-1].type == tokenize.OP and code[-1].string == ";"
 
 
 async def _run_code(code: CodeType, namespace: dict[str, Any]) -> Any:

@@ -7,6 +7,10 @@ ends the call with an error and aborts the run. Printed output (stdout and stder
 in one block), ``display()`` outputs, the value of the last expression and the figures the code
 opened come back in the result; figures are closed so they are not drawn again in the cell.
 
+The front end may supply the runner (``extra["python_runner"]``, an ``IPythonRunner`` in a kernel,
+which also keeps ``__future__`` imports across calls and cells); otherwise each call gets a
+fresh plain `CodeRunner`.
+
 Not concurrency-safe and not read-only: the code can change anything. An error cancels the calls
 around it (their inputs were likely planned on this call's success).
 """

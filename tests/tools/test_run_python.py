@@ -35,6 +35,14 @@ async def test_prints_are_in_the_result_interleaved_and_not_on_the_real_stdout(
 
 
 @pytest.mark.asyncio
+async def test_a_trailing_semicolon_hides_the_value_as_in_a_cell(ctx_in: Any) -> None:
+    namespace: dict[str, Any] = {}
+    outcome = await call(ctx_in(namespace), "RunPython", code="seen = []\nseen.append(1) or 5;  # quiet")
+    assert text_of(outcome) == "(RunPython completed with no output)" and namespace["seen"] == [1]
+    assert text_of(await call(ctx_in({}), "RunPython", code="x = ';'\nx")) == "Out: ';'"
+
+
+@pytest.mark.asyncio
 async def test_no_output_says_so(ctx_in: Any) -> None:
     outcome = await call(ctx_in({}), "RunPython", code="x = 1")
     assert text_of(outcome) == "(RunPython completed with no output)"
