@@ -20,6 +20,8 @@ from .core.session import RunConfig, Session
 from .core.tool import Tool, ToolResult, ToolUseContext
 from .core.usage import Usage
 from .errors import ConfigError, ModelAPIError, RuleSyntaxError, SettingsFileError, ToolAgentError, ToolDefinitionError
+from .hooks import HookEvent, HookRegistry, HookResult, agent_hook
+from .permissions import PermissionContext, RuleBasedPermissions
 
 __version__ = "0.1.0"
 
@@ -30,8 +32,13 @@ __all__ = [
     "ApprovalResponse",
     "ConfigError",
     "FunctionTool",
+    "HookEvent",
+    "HookRegistry",
+    "HookResult",
     "ModelAPIError",
+    "PermissionContext",
     "PermissionDecision",
+    "RuleBasedPermissions",
     "RuleSyntaxError",
     "RunConfig",
     "Session",
@@ -42,6 +49,7 @@ __all__ = [
     "ToolResult",
     "ToolUseContext",
     "Usage",
+    "agent_hook",
     "check_pairing",
     "current_session",
     "load_ipython_extension",

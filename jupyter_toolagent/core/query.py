@@ -194,6 +194,18 @@ def prepare_messages(session: "Session", ctx: ToolUseContext, emit: Emit, *, per
     return api_messages
 
 
+async def _run_stop_hooks(ctx: ToolUseContext, reason: str, emit: Emit) -> None:
+    """Stop hooks see how the run ended; their messages are for the person only."""
+    assert ctx.hooks is not None
+    try:
+        outcome = await ctx.hooks.stop(ctx, reason)
+    except Exception as exc:  # a broken Stop hook must not hide how the run ended
+        emit(NoticeEvent(level="warning", text=f"A Stop hook failed: {type(exc).__name__}: {exc}"))
+        return
+    for text in outcome.system_messages:
+        emit(NoticeEvent(text=text))
+
+
 def _leave_valid(session: "Session", emit: Emit) -> None:
     """The transcript a run leaves behind passes `check_pairing`, so the next cell (or an export)
     never starts from a broken one — e.g. after a response that repeated a tool_use id."""
@@ -223,6 +235,7 @@ async def drive_run(
     if prompt:
         session.messages.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
     turn: _Turn | None = None
+    ctx: ToolUseContext | None = None
     try:
         for index in range(config.max_turns):
             ctx = build_context()
@@ -308,6 +321,8 @@ async def drive_run(
     finally:
         if reason != "dry_run":
             _leave_valid(session, emit)
+        if ctx is not None and ctx.hooks is not None and reason not in ("aborted", "dry_run"):
+            await _run_stop_hooks(ctx, reason, emit)
         record.finish_reason, record.error, record.usage = reason, error, total
         record.finished_at = time.time()
         emit(RunFinishedEvent(reason=reason, usage=total, error=error))

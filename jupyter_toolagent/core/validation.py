@@ -48,14 +48,15 @@ def json_type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _path(loc: tuple[Any, ...]) -> str:
+def field_path(loc: tuple[Any, ...], root: str = "(input)") -> str:
+    """A pydantic error location as a reader writes it: ``items[1].x``."""
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
             out += ("." if out else "") + str(part)
-    return out or "(input)"
+    return out or root
 
 
 def _expected(error_type: str, msg: str) -> str:
@@ -75,7 +76,7 @@ def _given(value: Any) -> str:
 def describe_validation_error(tool_name: str, exc: ValidationError, schema_model: type[BaseModel]) -> str:
     problems: list[str] = []
     for err in exc.errors(include_url=False):
-        path = _path(tuple(err.get("loc", ())))
+        path = field_path(tuple(err.get("loc", ())))
         etype = err.get("type", "")
         if etype == "missing":
             problems.append(f"missing required parameter `{path}`")

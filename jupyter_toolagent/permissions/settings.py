@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..core.validation import field_path
 from ..errors import ConfigError, RuleSyntaxError, SettingsFileError
 from .modes import Mode, parse_mode
 from .rules import parse_rule
@@ -128,7 +129,7 @@ def _error(path: Path, problems: list[str]) -> SettingsFileError:
 
 
 def _describe(err: Any) -> str:
-    where = _field_path(tuple(err.get("loc", ())))
+    where = field_path(tuple(err.get("loc", ())), root="(top level)")
     kind = err.get("type", "")
     if kind == "extra_forbidden":
         return f"field '{where}': unknown key (expected allow, deny or ask)"
@@ -138,13 +139,6 @@ def _describe(err: Any) -> str:
         message = err.get("msg", "invalid value")
     given = err.get("input")
     return f"field '{where}': {message} (got {_json_type(given)} {json.dumps(given, default=repr)[:60]})"
-
-
-def _field_path(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + str(part)
-    return out or "(top level)"
 
 
 def _json_type(value: Any) -> str:
