@@ -42,6 +42,11 @@ class _CollectingPublisher(DisplayPublisher):
     def clear_output(self, wait: bool = False) -> None:
         self.blocks.clear()
 
+    def set_parent(self, parent: Any) -> None:
+        """ipykernel calls ``shell.display_pub.set_parent`` for every incoming shell message
+        (a widget click while RunPython awaits, for one). Without this method the call raises
+        and the click is lost; collected outputs have no parent to follow, so nothing to do."""
+
 
 class IPythonRunner(CodeRunner):
     """A `CodeRunner` that runs code the way the kernel's cells are written."""
