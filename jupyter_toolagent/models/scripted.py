@@ -42,24 +42,9 @@ from .turns import (
     timed_events,
     tool_use_block,
 )
+from .turns import __all__ as _turn_names
 
-__all__ = [
-    "PreparedTurn",
-    "ScriptExhaustedError",
-    "ScriptedModel",
-    "ScriptedTurn",
-    "Turn",
-    "TurnScript",
-    "TurnSource",
-    "invalid_script",
-    "is_raw_events",
-    "message_of_events",
-    "prepare_turn",
-    "text_block",
-    "thinking_block",
-    "timed_events",
-    "tool_use_block",
-]
+__all__ = ["ScriptedModel", *_turn_names]
 
 
 async def _aborted_within(seconds: float, abort: AbortSignal) -> bool:

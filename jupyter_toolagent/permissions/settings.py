@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..core.validation import field_path
+from ..core.validation import field_path, json_type_name
 from ..errors import ConfigError, RuleSyntaxError, SettingsFileError
 from .modes import Mode, parse_mode
 from .rules import parse_rule
@@ -142,16 +142,13 @@ def _describe(err: Any) -> str:
 
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+    """``a string``, ``an array``… — the JSON type of ``value`` as a sentence says it."""
+    name = json_type_name(value)
+    if name in ("integer", "number"):
+        name = "number"
+    if name == "null" or name not in _JSON_NAMES:
+        return name
+    return ("an " if name[0] in "aeiou" else "a ") + name
+
+
+_JSON_NAMES = {"boolean", "number", "string", "array", "object"}
