@@ -24,7 +24,7 @@ def alive(pid: int) -> bool:
     """A process that exists and is not a zombie waiting to be reaped."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before or while reading
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
