@@ -1,14 +1,14 @@
 """``%agent SUBCOMMAND``: look at and manage the conversations (SPEC §2.1, §9).
 
-Each subcommand returns a small view with a plain-text and an HTML form, so the same command
-reads well in JupyterLab, in a saved notebook and in a terminal. The views here are simple on
-purpose; they show the facts (pairing, raw requests, rules) a person debugging a run needs.
+The teaching and debugging subcommands — ``transcript``, ``raw``, ``schedule``, ``check`` —
+return the views of `jupyter_toolagent.views` (an HTML and a plain-text form each), so the same
+command reads well in JupyterLab, in a saved notebook and in a terminal, and shows exactly what
+the views show anywhere else. The management subcommands answer with a short `TextView`.
 """
 
 from __future__ import annotations
 
 import html
-import json
 import os
 import shlex
 from dataclasses import dataclass
@@ -19,10 +19,24 @@ from IPython.core.error import UsageError
 from .sessions import registry_for
 
 if TYPE_CHECKING:
-    from ..core.session import Session
+    from ..core.session import RunRecord, Session
+    from ..views import PairingCheckView, RawView, ScheduleView, TranscriptView
     from .magics import AgentMagics
 
-_PREVIEW = 160
+USAGE = """\
+%agent SUBCOMMAND — look at and manage the notebook's agent conversations
+
+  transcript         the conversation as API messages, each tool_use beside its tool_result
+  raw                each request and response of the last run, and what each request adds
+  schedule           which calls of the last run shared a batch; when each waited and ran
+  check              would the API accept the transcript? violations in the API's words
+  reset              clear the current conversation
+  sessions           list the conversations (* marks the current one)
+  config             the %%agent defaults and where the model comes from
+  rules              the session rules that "Always allow" added
+  rules remove RULE  drop one of them
+  export PATH        write the transcript and the runs' summaries as JSON
+  help               this text"""
 
 
 @dataclass
@@ -41,13 +55,14 @@ class TextView:
         return self.text
 
 
-def run_subcommand(magics: "AgentMagics", line: str) -> TextView:
+def run_subcommand(magics: "AgentMagics", line: str) -> Any:
+    """The answer of ``%agent LINE``: a view or a `TextView`; a mistake is one `UsageError`."""
     try:
         words = shlex.split(line)
     except ValueError as exc:
         raise UsageError(f"%agent: {exc}") from None
     if not words:
-        raise UsageError(f"%agent needs a subcommand: {', '.join(SUBCOMMANDS)}")
+        raise UsageError(f"%agent needs a subcommand: {', '.join(SUBCOMMANDS)} (%agent help explains each)")
     name, args = words[0], words[1:]
     handler = SUBCOMMANDS.get(name)
     if handler is None:
@@ -64,89 +79,60 @@ def _no_args(name: str, args: list[str]) -> None:
         raise UsageError(f"%agent {name} takes no arguments (got {' '.join(args)!r})")
 
 
-# --- check / transcript ----------------------------------------------------------------------
+# --- the teaching and debugging views (SPEC §9) ---------------------------------------------
 
 
-def check(magics: "AgentMagics", args: list[str]) -> TextView:
+def check(magics: "AgentMagics", args: list[str]) -> "PairingCheckView":
+    """The API's verdict on the transcript as it would be sent (normalized, as the runtime sends
+    it), every violation in the API's own words."""
+    from ..core.pairing import normalize_messages_for_api
+    from ..views import PairingCheckView
+
     _no_args("check", args)
     session = _session(magics)
-    violations = session.check_pairing()
-    uses = sum(1 for m in session.messages for b in _blocks(m) if b.get("type") == "tool_use")
-    if not violations:
-        return TextView(f"transcript valid: session {session.name!r}, {len(session.messages)} messages, "
-                        f"{uses} tool_use blocks, every one paired with one tool_result")
-    lines = [f"transcript INVALID: session {session.name!r}, {len(violations)} violation(s); "
-             "the API would answer HTTP 400 with:"]
-    lines += [f"  {v.message}" for v in violations]
-    lines.append("repair_pairing(current_session().messages) shows and fixes what is wrong.")
-    return TextView("\n".join(lines))
+    try:
+        sent = normalize_messages_for_api(session.messages)
+    except Exception as exc:  # a hand-edited transcript that is not even a list of messages
+        view = PairingCheckView([], message_count=len(session.messages),
+                                problem=f"the transcript cannot be read ({exc})")
+    else:
+        view = PairingCheckView.of(sent)
+    view.title = f"Pairing check of session {session.name!r}"
+    return view
 
 
-def transcript(magics: "AgentMagics", args: list[str]) -> TextView:
+def transcript(magics: "AgentMagics", args: list[str]) -> "TranscriptView":
+    from ..views import TranscriptView
+
     _no_args("transcript", args)
     session = _session(magics)
-    violations = session.check_pairing()
-    result_at = {str(b.get("tool_use_id")): (i, b) for i, m in enumerate(session.messages)
-                 for b in _blocks(m) if b.get("type") == "tool_result"}
-    text_lines: list[str] = []
-    rows: list[str] = []
-    for i, message in enumerate(session.messages):
-        role = str(message.get("role"))
-        text_lines.append(f"[{i}] {role}")
-        cells: list[str] = []
-        for block in _blocks(message):
-            line = _block_line(block, result_at)
-            text_lines.append(f"    {line}")
-            cells.append(html.escape(line))
-        rows.append(f"<tr><td>{i}</td><td>{html.escape(role)}</td><td>{'<br>'.join(cells)}</td></tr>")
-    header = "pairing: valid" if not violations else "pairing: INVALID\n" + "\n".join(f"  {v.message}" for v in violations)
-    text = f"session {session.name!r}: {len(session.messages)} messages\n{header}\n" + "\n".join(text_lines)
-    bad = "".join(f"<li style='color:var(--jp-error-color1,#c00)'>{html.escape(v.message)}</li>" for v in violations)
-    page = (f"<div><b>session {html.escape(session.name)}</b> — {len(session.messages)} messages — "
-            f"{'pairing valid' if not violations else 'pairing INVALID'}"
-            f"{'<ul>' + bad + '</ul>' if bad else ''}"
-            f"<table><tr><th>#</th><th>role</th><th>blocks</th></tr>{''.join(rows)}</table></div>")
-    return TextView(text, page)
+    return TranscriptView.for_session(session, title=f"Transcript of session {session.name!r}")
 
 
-def _block_line(block: dict[str, Any], result_at: dict[str, tuple[int, dict[str, Any]]]) -> str:
-    kind = block.get("type")
-    if kind == "text":
-        return f"text: {_short(str(block.get('text', '')))}"
-    if kind == "tool_use":
-        found = result_at.get(str(block.get("id")))
-        paired = f"→ result in message {found[0]}" if found else "→ NO tool_result"
-        return f"tool_use {block.get('id')} {block.get('name')}({_short(json.dumps(block.get('input'), ensure_ascii=False))}) {paired}"
-    if kind == "tool_result":
-        error = " is_error" if block.get("is_error") else ""
-        return f"tool_result {block.get('tool_use_id')}{error}: {_short(_content_text(block.get('content')))}"
-    return f"{kind}"
+def raw(magics: "AgentMagics", args: list[str]) -> "RawView":
+    """Requests and responses of the session's last run, and what each request newly shows."""
+    from ..views import RawView
 
-
-# --- raw ------------------------------------------------------------------------------------
-
-
-def raw(magics: "AgentMagics", args: list[str]) -> TextView:
     _no_args("raw", args)
     session = _session(magics)
-    if not session.runs:
-        return TextView(f"session {session.name!r} has no runs yet")
-    run = session.runs[-1]
-    parts: list[str] = []
-    page: list[str] = []
-    previous: list[Any] = []
-    for i, request in enumerate(run.requests):
-        messages = list(request.get("messages") or [])
-        new = messages[len(previous):] if messages[: len(previous)] == previous else messages
-        head = f"request {i}: {len(messages)} messages, {len(new)} new since the previous request"
-        parts += [head, _json({"new messages": new})]
-        page.append(f"<h4>{html.escape(head)}</h4><pre>{html.escape(_json(new))}</pre>"
-                    f"<details><summary>full request</summary><pre>{html.escape(_json(request))}</pre></details>")
-        if i < len(run.responses):
-            parts += [f"response {i}:", _json(run.responses[i])]
-            page.append(f"<h4>response {i}</h4><pre>{html.escape(_json(run.responses[i]))}</pre>")
-        previous = messages
-    return TextView("\n".join(parts) or "the last run sent no request", "".join(page) or None)
+    view = RawView(_last_run(session))
+    view.title = f"Raw requests of the last run in session {session.name!r}"
+    return view
+
+
+def schedule(magics: "AgentMagics", args: list[str]) -> "ScheduleView":
+    """Which calls of the last run shared a batch, and when each was queued, waited and ran."""
+    from ..views import ScheduleView
+
+    _no_args("schedule", args)
+    session = _session(magics)
+    view = ScheduleView(_last_run(session))
+    view.title = f"Schedule of the last run in session {session.name!r}"
+    return view
+
+
+def _last_run(session: "Session") -> "RunRecord | None":
+    return session.runs[-1] if session.runs else None
 
 
 # --- management -------------------------------------------------------------------------------
@@ -237,49 +223,20 @@ def export(magics: "AgentMagics", args: list[str]) -> TextView:
     return TextView(f"exported session {session.name!r} ({len(session.messages)} messages) to {path}")
 
 
-SUBCOMMANDS: dict[str, Callable[["AgentMagics", list[str]], TextView]] = {
+def help_text(magics: "AgentMagics", args: list[str]) -> TextView:
+    _no_args("help", args)
+    return TextView(USAGE)
+
+
+SUBCOMMANDS: dict[str, Callable[["AgentMagics", list[str]], Any]] = {
     "transcript": transcript,
     "raw": raw,
+    "schedule": schedule,
     "reset": reset,
     "sessions": sessions,
     "config": config,
     "rules": rules,
     "check": check,
     "export": export,
+    "help": help_text,
 }
-
-
-# --- helpers ----------------------------------------------------------------------------------
-
-
-def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content or [] if isinstance(b, dict)]
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, list):
-        return " ".join(str(b.get("text", f"[{b.get('type')}]")) for b in content if isinstance(b, dict))
-    return str(content or "")
-
-
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
-
-
-def _json(value: Any) -> str:
-    return json.dumps(_fold_images(value), indent=2, ensure_ascii=False, default=repr)
-
-
-def _fold_images(value: Any) -> Any:
-    """Base64 image data is useless to read: show its size instead."""
-    if isinstance(value, dict):
-        if value.get("type") == "base64" and isinstance(value.get("data"), str):
-            return {**value, "data": f"<{len(value['data'])} base64 characters>"}
-        return {k: _fold_images(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_fold_images(v) for v in value]
-    return value
