@@ -66,8 +66,8 @@ class AgentMagics(Magics, Configurable):
     # --- %agent ------------------------------------------------------------------------------
     @line_magic("agent")
     def agent_line(self, line: str) -> Any:
-        """Inspect and manage conversations: %agent transcript | raw | reset | sessions | config
-        | rules [remove RULE] | check | export PATH."""
+        """Inspect and manage conversations: %agent transcript | raw | schedule | check | reset
+        | sessions | config | rules [remove RULE] | export PATH | help."""
         from .subcommands import run_subcommand
 
         return run_subcommand(self, line)

@@ -78,7 +78,7 @@ def test_redefined_tool_function_is_what_the_next_cell_calls(kernel_python: str,
         assert not cell_errors(cell), cell_text(cell)
     assert_valid(nb.cells[3])
     assert_valid(nb.cells[6])
-    assert "transcript valid" in cell_text(nb.cells[7])
+    assert "(8 messages): valid — every tool_use has exactly one tool_result" in cell_text(nb.cells[7])
     assert len(bodies) == 4  # two cells × (tool_use, then the reply to its result)
     assert [result_text(r) for r in tool_results(bodies[1])] == ["1"]
     assert [result_text(r) for r in tool_results(bodies[3])] == ["1", "2"]  # same conversation, new definition

@@ -54,7 +54,7 @@ def test_scripted_cell_runs_and_conversation_continues(agent_shell) -> None:
     assert [m["role"] for m in session.messages] == ["user", "assistant", "user", "assistant"]
     run(agent_shell, "%%agent --script second\nand now?")
     assert len(session.messages) == 6 and session.check_pairing() == []
-    assert "transcript valid" in run(agent_shell, "%agent check")
+    assert "(6 messages): valid — every tool_use has exactly one tool_result" in run(agent_shell, "%agent check")
     run(agent_shell, "%%agent --script second --new\nfresh")
     assert len(current_session(agent_shell).messages) == 2
 
@@ -66,9 +66,9 @@ def test_named_sessions_and_subcommands(agent_shell, tmp_path) -> None:
     listing = run(agent_shell, "%agent sessions")
     assert "* other: 2 messages, 1 runs" in listing
     transcript = run(agent_shell, "%agent transcript")
-    assert "pairing: valid" in transcript and "[1] assistant" in transcript
+    assert "2 message(s), 0 tool call(s): valid" in transcript and "messages.1 · assistant" in transcript
     raw = run(agent_shell, "%agent raw")
-    assert "request 0: 1 messages, 1 new since the previous request" in raw
+    assert "Raw requests of the last run in session 'other' — 1 request(s) in this run" in raw
     exported = tmp_path / "t.json"
     assert "exported session 'other'" in run(agent_shell, f"%agent export {exported}")
     assert json.loads(exported.read_text())["messages"][0]["role"] == "user"
