@@ -74,7 +74,7 @@ class ScheduleView(View):
         lines = [self._headline()]
         if not s.calls:
             return lines[0]
-        header = (f"    {'tool_use id':<28} {'tool':<14} {'status':<11} {'queued':>7} {'wait':>7} {'start':>7} "
+        header = (f"    {'tool_use id':<32} {'tool':<14} {'status':<11} {'queued':>7} {'wait':>7} {'start':>7} "
                   f"{'end':>7}  bar")
         lines.append(header)
         for group in s.groups:
@@ -84,7 +84,7 @@ class ScheduleView(View):
                 wait = _seconds(call.waited) if call.asked_at is not None else ""
                 started = _seconds(call.started_at - s.origin) if call.started_at is not None else "-"
                 lines.append(
-                    f"    {cut_middle(call.tool_use_id, 28):<28} {cut_middle(call.name, 14):<14} {call.status:<11} "
+                    f"    {cut_middle(call.tool_use_id, 32):<32} {cut_middle(call.name, 14):<14} {call.status:<11} "
                     f"{_seconds(call.start - s.origin):>7} {wait:>7} {started:>7} {_seconds(call.end - s.origin):>7}  "
                     f"{self._bar(call)}"
                 )
@@ -139,7 +139,7 @@ class ScheduleView(View):
                          f"({len(group.calls)} call(s), {together})</text>")
             y += _ROW
             for call in group.calls:
-                label = f"{cut_middle(call.name, 16)} {cut_middle(call.tool_use_id, 18)}"
+                label = f"{cut_middle(call.name, 16)} …{call.tool_use_id[-8:]}"  # the tail tells ids apart
                 parts.append(f'<text x="14" y="{y + 14:.1f}">{esc(label)}</text>')
                 parts += self._segment_svg(call, group.key, y)
                 y += _ROW
