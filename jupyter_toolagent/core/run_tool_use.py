@@ -128,6 +128,7 @@ async def run_tool_use(block: dict[str, Any], ctx: ToolUseContext, *, batch: int
         if hook.decision == "deny":  # final: no permission policy can turn it into an allow
             text = hook.reason or f"A PreToolUse hook denied this {name} call."
             _decided(ctx, tool_use_id, name, PermissionDecision.deny(text, "hook"))
+            _record_hook_denial(ctx, tool_use_id, name, observable, text)
             return _fail(block, name, text, "denied", stop_run=hook.stop, stop_reason=hook.stop_reason)
         if hook.updated_input is not None:
             replaced = await _replace_input(tool, hook.updated_input, ctx, "A hook supplied")
@@ -195,6 +196,14 @@ async def _replace_input(tool: Tool, raw: dict[str, Any], ctx: ToolUseContext, w
         return f"{who} invalid input: " + describe_validation_error(tool.name, exc, tool.input_model)
     problem = await _semantic_problem(tool, parsed, ctx)
     return f"{who} input that fails its check: {problem}" if problem else parsed
+
+
+def _record_hook_denial(ctx: ToolUseContext, tool_use_id: str, name: str, observable: dict[str, Any],
+                        text: str) -> None:
+    """The permission engine never sees a call a hook denied; the session's decision log must."""
+    record = getattr(ctx.permissions, "record", None)
+    if record is not None:
+        record(name, tool_use_id, observable, "deny", "hook", message=text)
 
 
 def _decided(ctx: ToolUseContext, tool_use_id: str, name: str, decision: PermissionDecision) -> None:

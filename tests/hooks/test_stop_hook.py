@@ -49,3 +49,23 @@ async def test_stop_hook_is_not_run_for_a_dry_run() -> None:
     registry.hook("Stop")(lambda event: seen.append(event.reason))
     await _run(registry, ["Hi."], dry_run=True)
     assert seen == []
+
+
+@pytest.mark.asyncio
+async def test_a_hook_denial_is_in_the_sessions_decision_log() -> None:
+    from jupyter_toolagent.core.function_tool import tool
+    from jupyter_toolagent.models.scripted import tool_use_block
+
+    @tool
+    def shout(text: str) -> str:
+        return text.upper()
+
+    registry = HookRegistry()
+    registry.hook("PreToolUse", matcher="shout")(lambda event: {"decision": "deny", "reason": "too loud"})
+    session = Session()
+    cfg = RunConfig(model=ScriptedModel([[tool_use_block("shout", {"text": "hi"})], "ok"]),
+                    tool_provider=lambda: [shout], hooks=RegistryHookRunner(registry))
+    _ = [event async for event in session.run("go", cfg)]
+    decisions = session.permissions.decisions
+    assert [(d.tool_name, d.behavior, d.decided_by, d.message) for d in decisions] == [
+        ("shout", "deny", "hook", "too loud")]
