@@ -291,17 +291,21 @@ class RegistryHookRunner:
     async def _run_all(self, specs: list[HookSpec], ctx: "ToolUseContext",
                        make_event: Callable[[], HookEvent]) -> list[_Ran]:
         default_timeout = ctx.options.hook_timeout
+        if len(specs) == 1:  # the common case: no gather, no task
+            return [await _run_one(specs[0], make_event(), specs[0].timeout or default_timeout)]
         return list(await asyncio.gather(*(_run_one(s, make_event(), s.timeout or default_timeout) for s in specs)))
 
 
 async def _run_one(spec: HookSpec, event: HookEvent, timeout: float) -> _Ran:
     try:
-        if inspect.iscoroutinefunction(spec.func):
-            value = await asyncio.wait_for(spec.func(event), timeout)
-        else:
-            value = await asyncio.wait_for(asyncio.to_thread(spec.func, event), timeout)
-            if inspect.isawaitable(value):
-                value = await asyncio.wait_for(value, timeout)
+        # asyncio.timeout, not wait_for: no extra task per hook call on the hot path.
+        async with asyncio.timeout(timeout):
+            if inspect.iscoroutinefunction(spec.func):
+                value = await spec.func(event)
+            else:
+                value = await asyncio.to_thread(spec.func, event)
+                if inspect.isawaitable(value):
+                    value = await value
     except asyncio.TimeoutError:
         return _Ran(spec, error=f"hook {spec.name} ({spec.event}) timed out after {timeout:g} s")
     except Exception as exc:

@@ -12,6 +12,9 @@ approval clicks, and concurrency-safe ones overlap); async functions are awaited
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
+import functools
 import inspect
 import re
 import typing
@@ -65,7 +68,11 @@ class FunctionTool(Tool):
         args = [kwargs.pop(name) for name in self._positional]
         if self._is_async:
             return await self.fn(*args, **kwargs)
-        return await asyncio.to_thread(self.fn, *args, **kwargs)
+        # Like asyncio.to_thread (the context is copied, so captured prints follow the call),
+        # but on a pool wide enough that a full batch of concurrency-safe calls overlaps: the
+        # default executor has only cores + 4 threads.
+        call = functools.partial(contextvars.copy_context().run, self.fn, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(_tool_threads(), call)
 
     def map_output(self, output: Any) -> Any:
         try:
@@ -73,6 +80,16 @@ class FunctionTool(Tool):
         except ImportError:  # the built-in tools package is optional for the core
             return super().map_output(output)
         return map_return_value(output)
+
+
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _tool_threads() -> concurrent.futures.ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="toolagent-tool")
+    return _POOL
 
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
