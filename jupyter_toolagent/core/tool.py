@@ -10,7 +10,9 @@ redefined between requests is exactly what the next request sees.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from .results import ToolOutputStore
 
 Content = str | list[dict[str, Any]]
+_SCHEMAS: "weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]]" = weakref.WeakKeyDictionary()
 ContextModifier = Callable[["ToolUseContext"], "ToolUseContext"]
 
 
@@ -69,7 +72,12 @@ class Tool(ABC):
 
     # --- schema -----------------------------------------------------------------------
     def input_schema(self) -> dict[str, Any]:
-        return self.input_model.model_json_schema()
+        """The JSON schema of the input model, built once per model class (every request sends
+        every tool's schema; rebuilding them cost milliseconds per request)."""
+        schema = _SCHEMAS.get(self.input_model)
+        if schema is None:
+            schema = _SCHEMAS[self.input_model] = self.input_model.model_json_schema()
+        return copy.deepcopy(schema)
 
     def to_api_schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema()}
