@@ -308,7 +308,7 @@ async def _run_one(spec: HookSpec, event: HookEvent, timeout: float) -> _Ran:
                     value = await value
     except asyncio.TimeoutError:
         return _Ran(spec, error=f"hook {spec.name} ({spec.event}) timed out after {timeout:g} s")
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a hook calling exit() stops its call, not the loop
         return _Ran(spec, error=f"hook {spec.name} ({spec.event}) raised {type(exc).__name__}: {exc}")
     try:
         return _Ran(spec, result=_validate(value))

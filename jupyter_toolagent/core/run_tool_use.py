@@ -236,7 +236,9 @@ async def _call(tool: Tool, parsed: BaseModel, block: dict[str, Any], ctx: ToolU
                 content, is_error, modifier = tool.map_output(raw.content), raw.is_error, raw.context_modifier
             else:
                 content, is_error = tool.map_output(raw), False
-        except Exception as exc:  # the model sees the failure; the run goes on
+        except (Exception, SystemExit) as exc:  # the model sees the failure; the run goes on
+            # SystemExit too: a tool wrapping argparse, or calling exit(), must end its own call,
+            # not the kernel's event loop.
             content, is_error = truncate_middle(f"{type(exc).__name__}: {exc}", MAX_ERROR_CHARS), True
     printed = captured.getvalue()
     if printed:

@@ -87,12 +87,6 @@ def test_odd_return_values_become_results(kind: str) -> None:
     assert len(str(result["content"])) < 60_000, "the result is cut to the budget"
 
 
-BUG_EXIT = (
-    "BUG: core/run_tool_use.py _call catches only Exception, so a tool that raises SystemExit (a @tool "
-    "wrapping argparse given bad arguments by the model, or calling exit()) escapes the task and the event "
-    "loop: asyncio.run / the kernel's loop gets SystemExit. Catch (Exception, SystemExit) there and turn it "
-    "into an error result, as RunPython already does (tools/run_python.py); hooks.py _run_one has the same gap"
-)
 
 
 def run_isolated(name: str) -> dict[str, Any]:
@@ -105,7 +99,6 @@ def run_isolated(name: str) -> dict[str, Any]:
     return json.loads(lines[-1])
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_EXIT)
 @pytest.mark.parametrize("name", ["argparse", "argparse-empty", "exit", "hook"])
 def test_code_that_calls_exit_stops_only_its_call(name: str) -> None:
     TRIED.append(f"exit: {name}")
