@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from traitlets import Bool, Float, Int, List, TraitError, Unicode, observe
+from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from . import kernel_run
@@ -39,10 +39,26 @@ class AgentMagics(Magics, Configurable):
                        help="Approval buttons: True forces, False forbids, None detects the front end.").tag(config=True)
     offline_demo = Bool(True, help="With no API key, run the built-in offline demo instead of failing.").tag(config=True)
 
-    @observe("mode")
-    def _check_mode(self, change: dict[str, Any]) -> None:
-        if change["new"] and change["new"] not in MODES:
-            raise TraitError(f"AgentMagics.mode must be one of {', '.join(MODES)}, not {change['new']!r}")
+    # @validate, not @observe: a refused value must never be stored (an observer runs after).
+    @validate("mode")
+    def _check_mode(self, proposal: dict[str, Any]) -> str:
+        value = proposal["value"]
+        if value and value not in MODES:
+            raise TraitError(f"AgentMagics.mode must be one of {', '.join(MODES)}, not {value!r}")
+        return value
+
+    @validate("max_turns")
+    def _check_max_turns(self, proposal: dict[str, Any]) -> int:
+        if proposal["value"] < 1:
+            raise TraitError(f"AgentMagics.max_turns must be at least 1, not {proposal['value']}")
+        return proposal["value"]
+
+    @validate("approval_timeout")
+    def _check_approval_timeout(self, proposal: dict[str, Any]) -> float:
+        if proposal["value"] <= 0:
+            raise TraitError(f"AgentMagics.approval_timeout must be a positive number of seconds, "
+                             f"not {proposal['value']}")
+        return proposal["value"]
 
     # --- %%agent ---------------------------------------------------------------------------
     @agent_cell_arguments

@@ -162,11 +162,6 @@ def test_a_rule_for_a_misspelled_tool_is_reported(options: str, agent_shell: Any
 
 # --- %config values -------------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: notebook/magics.py checks AgentMagics.mode with @observe, which runs after traitlets has "
-    "stored the value: `%config AgentMagics.mode = 'yolo'` reports a TraitError but keeps 'yolo', and "
-    "every later %%agent cell fails until the person sets it again. Use @validate('mode') (raise "
-    "TraitError there) so a refused value is never stored"))
 def test_a_refused_mode_is_not_kept(agent_shell: Any, api: FakeAnthropicServer) -> None:
     magics = agent_shell.magics_manager.registry["AgentMagics"]
     tried("%config AgentMagics.mode = 'yolo'")
@@ -193,11 +188,6 @@ def test_bad_config_values_are_refused_clearly(agent_shell: Any, api: FakeAnthro
     assert_next_cell_works(agent_shell, api)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: notebook/magics.py AgentMagics.max_turns (an Int trait) accepts 0 and negative values; "
-    "agent_cell.prepare_cell passes them on and the cell silently sends nothing ('Stopped after -5 "
-    "model requests'). Validate with @validate('max_turns') (TraitError: must be at least 1); "
-    "the same holds for AgentMagics.approval_timeout < 0 (every ask would time out at once)"))
 @pytest.mark.parametrize("value", [0, -5])
 def test_a_bad_max_turns_config_is_refused(value: int, agent_shell: Any, api: FakeAnthropicServer) -> None:
     tried(f"%config AgentMagics.max_turns = {value}")
