@@ -219,7 +219,10 @@ def export(magics: "AgentMagics", args: list[str]) -> TextView:
     if len(args) != 1:
         raise UsageError("usage: %agent export PATH")
     session = _session(magics)
-    path = session.export(os.path.expanduser(args[0]))
+    try:
+        path = session.export(os.path.expanduser(args[0]))
+    except OSError as exc:
+        raise UsageError(f"cannot export to {args[0]}: {exc.strerror or exc}") from None
     return TextView(f"exported session {session.name!r} ({len(session.messages)} messages) to {path}")
 
 

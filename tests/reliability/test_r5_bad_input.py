@@ -343,10 +343,6 @@ def test_a_bad_subcommand_is_one_line(line: str, message: str, agent_shell: Any,
     assert_next_cell_works(agent_shell, api)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: notebook/subcommands.py export() lets OSError out of Session.export, so `%agent export "
-    "/no/such/dir/t.json` shows a full FileNotFoundError traceback instead of one UsageError line "
-    "(catch OSError and raise UsageError(f'%agent export: cannot write {path}: {exc.strerror}'))"))
 def test_export_to_a_path_that_cannot_be_written_is_one_line(agent_shell: Any, api: FakeAnthropicServer,
                                                            tmp_path: Path) -> None:
     tried("%agent export into a missing directory")
