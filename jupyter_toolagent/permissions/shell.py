@@ -33,7 +33,7 @@ from typing import Any
 import bashlex
 
 from ..errors import ToolAgentError
-from .shell_readonly import words_are_read_only
+from .shell_readonly import reveals_environment, words_are_read_only
 from .shell_wrappers import HARMLESS_WRAPPERS, strip_wrappers  # noqa: F401 (HARMLESS_WRAPPERS re-exported)
 
 SAFE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "-"})
@@ -100,6 +100,9 @@ class SimpleCommand:
     separately, as nested commands)."""
     expansions: tuple[str, ...] = ()
     """Names of the variables it expands (`INDIRECT` for ``${!…}``)."""
+    reads: tuple[str, ...] = ()
+    """Files its input redirections read (``< /proc/1/environ``), its own and its enclosing
+    compound commands' — what it reads without naming it among its words."""
 
     @property
     def core_words(self) -> tuple[str, ...]:
@@ -130,6 +133,8 @@ class ParsedCommand:
     """``f() { …; }``: later parts may call a name that now means something else."""
     redirect_expansions: tuple[str, ...] = ()
     """Variables expanded by a compound command's redirections (``{ cat; } <<< "$KEY"``)."""
+    redirect_reads: tuple[str, ...] = ()
+    """Files a compound command's input redirections read (``(cat) < /proc/1/environ``)."""
 
     @property
     def parts(self) -> tuple[SimpleCommand, ...]:
@@ -194,7 +199,8 @@ def _parse(command: str) -> ParsedCommand:
     if not walker.commands:
         raise ShellParseError(command, "no command found")
     return ParsedCommand(
-        command, tuple(walker.commands), walker.substitution, walker.function, tuple(walker.redirect_expansions)
+        command, tuple(walker.commands), walker.substitution, walker.function, tuple(walker.redirect_expansions),
+        tuple(walker.inherited_reads)
     )
 
 
@@ -211,6 +217,8 @@ def is_read_only_part(part: SimpleCommand, cwd: str | None = None) -> bool:
     that does not reveal the environment (relative paths resolved against ``cwd``)."""
     if not part.plain or part.substitution or part.expansions:
         return False
+    if reveals_environment(("<", *part.reads), cwd):  # `cat < /proc/1/environ`
+        return False
     return words_are_read_only(part.core_words, cwd)
 
 
@@ -219,6 +227,7 @@ def is_read_only_parsed(parsed: ParsedCommand, cwd: str | None = None) -> bool:
         not parsed.has_substitution
         and not parsed.defines_function
         and not parsed.redirect_expansions
+        and not reveals_environment(("<", *parsed.redirect_reads), cwd)
         and all(is_read_only_part(c, cwd) for c in parsed.commands)
     )
 
@@ -252,6 +261,7 @@ class _Walker:
         self.substitution = False
         self.function = False
         self.redirect_expansions: list[str] = []
+        self.inherited_reads: list[str] = []
 
     def walk(self, node: Any, *, nested: bool, inherited_writes: tuple[str, ...]) -> None:
         kind = node.kind
@@ -267,6 +277,7 @@ class _Walker:
         if kind != "command" and redirects:
             extra = tuple(t for t in (_write_target(r) for r in redirects) if t is not None)
             inherited_writes = inherited_writes + extra
+            self.inherited_reads.extend(t for t in (_read_target(r) for r in redirects) if t is not None)
             for redirect in redirects:
                 self.walk(redirect, nested=nested, inherited_writes=())
                 self.redirect_expansions.extend(_redirect_expansions(redirect))
@@ -277,6 +288,7 @@ class _Walker:
         assignments: list[str] = []
         words: list[tuple[str, int, bool]] = []
         writes: list[str] = list(inherited_writes)
+        reads: list[str] = []
         expansions: list[str] = []
         dynamic = False
         substitution = _has_substitution(node)
@@ -293,6 +305,9 @@ class _Walker:
                 target = _write_target(part)
                 if target is not None:
                     writes.append(target)
+                source = _read_target(part)
+                if source is not None:
+                    reads.append(source)
                 expansions.extend(_redirect_expansions(part))
                 heredoc = getattr(part, "heredoc", None)
                 if heredoc is not None and _HIDDEN_SUBSTITUTION.search(heredoc.value or ""):
@@ -317,6 +332,7 @@ class _Walker:
             nested=nested,
             substitution=substitution,
             expansions=tuple(dict.fromkeys(expansions)),
+            reads=tuple(reads),
         )
 
 
@@ -380,6 +396,14 @@ def _hides_substitution(node: Any) -> bool:
         if _hides_substitution(p):
             return True
     return False
+
+
+def _read_target(redirect: Any) -> str | None:
+    """The file an input redirection reads (``<``, ``0<``, ``<>``), or None."""
+    output = getattr(redirect, "output", None)
+    if redirect.type not in ("<", "<>") or not hasattr(output, "word"):
+        return None
+    return output.word
 
 
 def _write_target(redirect: Any) -> str | None:

@@ -29,6 +29,7 @@ from typing import Callable, Iterator, Literal, Sequence
 
 from .rules import PREFIX_SUFFIX
 from .shell import INDIRECT, ParsedCommand, SimpleCommand, try_parse
+from .shell_readonly import reveals_environment
 
 __all__ = [
     "ShellPattern",
@@ -135,6 +136,8 @@ def allow_matches_part(content: str, part: SimpleCommand) -> bool:
     """Whether an allow rule covers one part (see the module docstring for the conditions)."""
     if not part.plain or any(_sensitive(name) for name in part.expansions):
         return False
+    if reveals_environment(part.core_words) or reveals_environment(("<", *part.reads)):
+        return False  # no allow rule reaches the environment (it holds the API key)
     pattern = compile_shell_rule(content)
     words = part.core_words
     if pattern.kind == "prefix":

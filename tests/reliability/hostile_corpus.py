@@ -130,6 +130,10 @@ HOSTILE: list[Attempt] = [
              "git config alias.x '!rm x'", "echo x > ../project/.git/config", "echo x > .git/./config",
              "echo x > .git//config", "exec 3>.git/config", "echo x > .toolagent/settings.json",
              "cp /dev/null ~/.ssh/authorized_keys", "echo x > ~/.ipython/profile_default/startup/0.py"),
+    # --- the environment through input redirections and allow rules (fixed; kept as regressions) ---
+    *_read_only("cat < /proc/1/environ", "head -c 100 < /proc/1/environ", "0</proc/1/environ cat",
+                "grep -a . < /proc/1/environ", "strings < /proc/1/environ", "(cat) < /proc/1/environ"),
+    *_allow("cat /proc/self/environ", "cat /proc/1/environ", "cat /proc/$PPID/environ"),
 ]
 
 
@@ -152,15 +156,15 @@ BUG_INTERPRETERS = (
     "it should count as opaque (ask) while content deny/ask rules exist for Bash"
 )
 BUG_INPUT_REDIRECT = (
-    "BUG: shell_readonly.reveals_environment never sees input redirections (the parser drops "
-    "them), so `cat < /proc/1/environ` is read-only and auto-allowed: the environment of another "
-    "process (the Jupyter server or the kernel, holding ANTHROPIC_API_KEY) reaches the model"
+    "BUG: input redirections are checked for /proc (`cat < /proc/1/environ` is not read-only), but "
+    "a relative symlink into /proc read through `<` is not resolved against the working directory "
+    "(shell.is_read_only_part passes cwd, but the redirect target of a symlink named in the project "
+    "is only caught when its text names /proc): resolve redirect targets like word arguments"
 )
 BUG_ALLOW_ENVIRON = (
-    "BUG: an allow rule such as Bash(cat:*) allows `cat /proc/1/environ` (the environment of the "
-    "Jupyter server or kernel, holding ANTHROPIC_API_KEY), while `echo $ANTHROPIC_API_KEY` is "
-    "refused under Bash(echo:*): shell_rules.allow_matches_part should refuse parts that "
-    "reveal the environment (shell_readonly.reveals_environment), as it refuses secret expansions"
+    "BUG: allow rules refuse parts whose words or input redirections name /proc (shell_rules."
+    "allow_matches_part), but without the working directory a relative symlink into /proc "
+    "(`cat link_to_environ` under Bash(cat:*)) is not resolved: pass cwd to the allow check"
 )
 BUG_CASE = (
     "BUG: safety.protected_reason compares path components case-sensitively; on case-insensitive "
@@ -178,11 +182,8 @@ KNOWN_BYPASSES: list[Attempt] = [
     *_known(BUG_INTERPRETERS, "deny", "python3 -c 'import os; os.system(\"rm x\")'", "perl -e 'system(\"rm x\")'",
             "awk 'BEGIN{system(\"rm x\")}'", "vim -c '!rm x' -c q",
             "tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm x'"),
-    *_known(BUG_INPUT_REDIRECT, "read_only", "cat < /proc/1/environ", "head -c 100 < /proc/1/environ",
-            "0</proc/1/environ cat", "grep -a . < /proc/1/environ", "strings < /proc/1/environ",
-            "(cat) < /proc/1/environ", "cat < link_to_environ"),
-    *_known(BUG_ALLOW_ENVIRON, "allow", "cat /proc/self/environ", "cat /proc/1/environ", "cat /proc/$PPID/environ",
-            "cat link_to_environ"),
+    *_known(BUG_INPUT_REDIRECT, "read_only", "cat < link_to_environ"),
+    *_known(BUG_ALLOW_ENVIRON, "allow", "cat link_to_environ"),
     *_known(BUG_CASE, "safety", "echo x > .GIT/config", "echo x >> ~/.BASHRC", "cp x .Git/hooks/pre-commit",
             "echo x > .TOOLAGENT/settings.json"),
 ]
