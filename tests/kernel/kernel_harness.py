@@ -100,13 +100,20 @@ def run_notebook(sources: list[str], python: str, env: dict[str, str], workdir: 
 def cell_text(cell: Any) -> str:
     """Everything a cell showed as text: streams, text/plain results, error name and value."""
     parts: list[str] = []
+    previous = None
     for out in cell.get("outputs", []):
         if out.output_type == "stream":
-            parts.append(out.text)
+            # One print can arrive as several stream messages (e.g. 'DELETED' then ' True\n'):
+            # consecutive stream text is joined as the front end shows it, not split by lines.
+            if previous is not None and previous.output_type == "stream" and previous.name == out.name:
+                parts[-1] += out.text
+            else:
+                parts.append(out.text)
         elif out.output_type in ("execute_result", "display_data"):
             parts.append(str(out.get("data", {}).get("text/plain", "")))
         elif out.output_type == "error":
             parts.append(f"{out.ename}: {out.evalue}")
+        previous = out
     return "\n".join(parts)
 
 
