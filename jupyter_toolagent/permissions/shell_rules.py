@@ -136,8 +136,10 @@ def allow_matches_part(content: str, part: SimpleCommand) -> bool:
     """Whether an allow rule covers one part (see the module docstring for the conditions)."""
     if not part.plain or any(_sensitive(name) for name in part.expansions):
         return False
-    if reveals_environment(part.core_words) or reveals_environment(("<", *part.reads)):
-        return False  # no allow rule reaches the environment (it holds the API key)
+    if reveals_environment(("<", *part.core_words[1:], *part.reads)):
+        # No allow rule reaches another process's environment through /proc (it holds the API
+        # key). An explicitly allowed `printenv` is fine: Bash's child environment has no keys.
+        return False
     pattern = compile_shell_rule(content)
     words = part.core_words
     if pattern.kind == "prefix":
