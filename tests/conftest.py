@@ -10,8 +10,11 @@
 from __future__ import annotations
 
 import os
+from typing import Any, Iterator
 
 import pytest
+
+from jupyter_toolagent.testing import FakeAnthropicServer
 
 for _name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
     os.environ.pop(_name, None)
@@ -19,3 +22,26 @@ for _name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
+# Everything the SDK reads to find credentials or a profile.
+ENV_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_CUSTOM_HEADERS",
+                   "ANTHROPIC_IDENTITY_TOKEN", "ANTHROPIC_IDENTITY_TOKEN_FILE", "ANTHROPIC_FEDERATION_RULE_ID",
+                   "ANTHROPIC_ORGANIZATION_ID", "ANTHROPIC_CONFIG_DIR")
+
+
+@pytest.fixture
+def no_real_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """A model built without an explicit ``base_url`` fails fast instead of calling out: no
+    credentials, no profile (``HOME`` is a fresh directory), ``ANTHROPIC_BASE_URL`` a closed port.
+    Folders whose tests build SDK clients use it for every test (see their conftest)."""
+    for name in ENV_CREDENTIALS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("HOME", str(tmp_path))  # no credentials profile under ~/.config/anthropic
+
+
+@pytest.fixture
+def server() -> Iterator[FakeAnthropicServer]:
+    with FakeAnthropicServer() as srv:
+        yield srv

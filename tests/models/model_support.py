@@ -9,10 +9,6 @@ from jupyter_toolagent.testing import FakeAnthropicServer
 
 MODEL = "claude-sonnet-5-5"
 KEY = "sk-ant-api03-" + "Kq7" * 10  # key-shaped, so that scrubbing is tested for real
-ENV_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_CUSTOM_HEADERS",
-                   "ANTHROPIC_IDENTITY_TOKEN", "ANTHROPIC_IDENTITY_TOKEN_FILE", "ANTHROPIC_FEDERATION_RULE_ID",
-                   "ANTHROPIC_ORGANIZATION_ID", "ANTHROPIC_CONFIG_DIR")
-
 
 def make_model(server: FakeAnthropicServer, **kw: Any) -> Any:
     from jupyter_toolagent.models.anthropic import AnthropicModel

@@ -5,23 +5,14 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 import pytest
-from server_support import ENV_CREDENTIALS, KEY
+from server_support import KEY
 
 from jupyter_toolagent.testing import FakeAnthropicServer
 
 
 @pytest.fixture(autouse=True)
-def no_real_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    for name in ENV_CREDENTIALS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
-    monkeypatch.setenv("HOME", str(tmp_path))  # no credentials profile under ~/.config/anthropic
-
-
-@pytest.fixture
-def server() -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as srv:
-        yield srv
+def _guard(no_real_api: None) -> None:
+    """Every test here runs under the suite's `no_real_api` guard (tests/conftest.py)."""
 
 
 @pytest.fixture

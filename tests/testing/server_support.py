@@ -6,10 +6,6 @@ from typing import Any
 
 MODEL = "claude-sonnet-5-5"
 KEY = "sk-ant-api03-" + "Zx9" * 10
-ENV_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_CUSTOM_HEADERS",
-                   "ANTHROPIC_IDENTITY_TOKEN", "ANTHROPIC_IDENTITY_TOKEN_FILE", "ANTHROPIC_FEDERATION_RULE_ID",
-                   "ANTHROPIC_ORGANIZATION_ID", "ANTHROPIC_CONFIG_DIR")
-
 
 def user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": text}]}
