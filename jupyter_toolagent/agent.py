@@ -69,6 +69,30 @@ class Agent:
             hooks=hooks, can_use_tool=can_use_tool, cwd=Path(cwd) if cwd else None, namespace=namespace,
             tool_provider=self._provide_tools, extra=dict(extra),
         )
+        self._check_rule_tools({"allow": allow, "deny": deny, "ask": ask})
+
+    def _check_rule_tools(self, rules: dict[str, Sequence[str]]) -> None:
+        """Refuse a rule that names no tool (a misspelled deny rule would never apply). With a
+        namespace or a tool provider more tools may appear later, so then only a likely typo
+        of a known tool is refused."""
+        from .core.read_tool_output import ReadToolOutput
+        from .errors import ConfigError
+        from .permissions.rules import parse_rule, tool_name_problem
+
+        known = {t.name for t in self._builtin_and_static()} | {ReadToolOutput.name}
+        complete = self._tool_provider is None and self.namespace is None
+        for behavior, texts in rules.items():
+            for text in texts:
+                problem = tool_name_problem(parse_rule(text), known)
+                if problem is not None and (complete or problem.meant is not None):
+                    raise ConfigError(f"{behavior}: {problem.message}")
+
+    def _builtin_and_static(self) -> list[Any]:
+        if not self._builtin:
+            return list(self._static_tools)
+        from .tools import builtin_tools
+
+        return [*builtin_tools(), *self._static_tools]
 
     def _provide_tools(self) -> list[Any]:
         tools: list[Any] = []

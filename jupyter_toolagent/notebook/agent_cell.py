@@ -23,7 +23,7 @@ from ..core.session import RunConfig, Session
 from ..errors import ConfigError, ToolAgentError
 from .headless import Approvals, choose_approvals
 from .offline import ModelChoice, choose_model, resolve_model_name
-from .options import CellOptions, check_mode, check_rules, parse_cell_options
+from .options import CellOptions, check_mode, check_rule_tools, check_rules, parse_cell_options, rule_sources
 from .sessions import registry_for
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
 
     session = registry_for(shell).use(options.session, new=options.new)
     load_permissions(session)
+    notices.extend(check_rule_tools(tool_names_now(tool_provider), rule_sources(options, magics, session.permissions)))
     abort = AbortSignal()
     timeout = options.approval_timeout if options.approval_timeout is not None else magics.approval_timeout
     view = make_view(abort, approvals=approvals, session=session, timeout=timeout, model=model.model.model_name)
@@ -195,11 +196,16 @@ def make_tool_provider(shell: Any, tool_names: Sequence[str] | None) -> Callable
     return provide
 
 
-def check_tool_names(provide: Callable[[], list["Tool"]], names: Sequence[str]) -> None:
+def tool_names_now(provide: Callable[[], list["Tool"]]) -> set[str]:
+    """The names of the tools the cell would offer now (``ReadToolOutput`` is always there)."""
     try:
-        available = {t.name for t in provide()} | {"ReadToolOutput"}
+        return {t.name for t in provide()} | {"ReadToolOutput"}
     except ConfigError as exc:  # a --tools function that cannot become a tool
         raise UsageError(f"--tools: {' '.join(str(exc).split())}") from None
+
+
+def check_tool_names(provide: Callable[[], list["Tool"]], names: Sequence[str]) -> None:
+    available = tool_names_now(provide)
     unknown = [n for n in names if n not in available]
     if unknown:
         raise UsageError(f"--tools: unknown tool {', '.join(map(repr, unknown))} "

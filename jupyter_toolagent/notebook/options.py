@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import shlex
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
@@ -119,6 +119,45 @@ def check_rules(*, allow: Sequence[str] = (), deny: Sequence[str] = (), ask: Seq
                 parse_rule(rule)
             except ConfigError as exc:
                 raise UsageError(f"{origin}{flag}: {exc}") from None
+
+
+def check_rule_tools(known: Collection[str], sources: Iterable[tuple[str, str, bool]]) -> list[str]:
+    """Check that every rule names a tool this cell can see; return warnings to show.
+
+    ``sources`` yields ``(origin, rule text, persistent)``. A rule that names no tool would
+    never match — a misspelled deny rule (``bash(rm:*)``) is a deny that silently does not
+    apply — so a likely typo is a `UsageError` wherever the rule comes from, and so is any
+    unknown name in this cell's own flags (the cell's tools are all known now). A persistent
+    rule (``%config``, the settings file) with no close name only warns: it may be for a
+    ``@tool`` function defined in a later cell.
+    """
+    from ..permissions.rules import parse_rule, tool_name_problem
+
+    warnings: list[str] = []
+    for origin, text, persistent in sources:
+        problem = tool_name_problem(parse_rule(text), known)
+        if problem is None:
+            continue
+        if problem.meant is not None or not persistent:
+            raise UsageError(f"{origin}: {problem.message}")
+        warnings.append(f"{origin}: {problem.message}; it applies once a tool of that name exists")
+    return warnings
+
+
+def rule_sources(options: CellOptions, magics: Any, permissions: Any) -> Iterator[tuple[str, str, bool]]:
+    """Every rule a cell runs with, as `check_rule_tools` reads them: the cell's flags, the
+    ``AgentMagics`` traits and the settings file's rules (``permissions`` is the session's
+    `PermissionContext`, or None)."""
+    for flag in ("allow", "deny", "ask"):
+        for text in getattr(options, flag):
+            yield f"--{flag}", text, False
+        for text in getattr(magics, flag):
+            yield f"AgentMagics.{flag}", text, True
+    settings = getattr(permissions, "settings", None)
+    for entry in getattr(permissions, "rules", ()):
+        if entry.source == "settings":
+            where = settings.path if settings is not None and settings.path is not None else "settings file"
+            yield f"{where}: permissions.{entry.behavior}", str(entry.rule), True
 
 
 def check_mode(mode: str, origin: str) -> str:

@@ -11,8 +11,10 @@ path pattern for file tools (`paths`).
 
 from __future__ import annotations
 
+import difflib
 import re
 import shlex
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -143,6 +145,36 @@ def _unbalanced(content: str) -> str | None:
     if depth > 0:
         return "unbalanced parentheses: '(' without ')' in the content"
     return None
+
+
+@dataclass(frozen=True)
+class ToolNameProblem:
+    """A rule naming no known tool. ``meant`` is the tool it most likely meant (None when no
+    name is close): a likely typo is an error, a name with nothing close may be a tool that
+    is defined later."""
+
+    message: str
+    meant: str | None
+
+
+def tool_name_problem(rule: PermissionRule, known: Collection[str]) -> ToolNameProblem | None:
+    """Why ``rule`` names none of the ``known`` tools (None when it names one).
+
+    Rules match tool names exactly, so ``bash(rm:*)`` is a rule for a tool nobody has: as a deny
+    rule it would silently never apply. The message names the tool most likely meant (same
+    name in another case first, then a close spelling).
+    """
+    if rule.tool in known:
+        return None
+    folded = {name.casefold(): name for name in known}
+    meant = folded.get(rule.tool.casefold())
+    if meant is None:
+        close = difflib.get_close_matches(rule.tool, sorted(known), n=1, cutoff=0.75)
+        meant = close[0] if close else None
+    if meant is not None:
+        fixed = PermissionRule(meant, rule.content)
+        return ToolNameProblem(f"rule {str(rule)!r} names no tool {rule.tool!r}; did you mean {str(fixed)!r}?", meant)
+    return ToolNameProblem(f"rule {str(rule)!r} names no tool {rule.tool!r} (tools: {', '.join(sorted(known))})", None)
 
 
 def parse_rule_text(text: str) -> tuple[RuleBehavior, PermissionRule]:

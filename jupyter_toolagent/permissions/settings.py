@@ -7,12 +7,13 @@ project gets the project's rules. A broken file must never be half-applied: ever
 collected and reported at once, each as ``<file>: field 'permissions.deny[1]': …``, and the
 run does not start (a deny rule that silently failed to load would be worse than no run).
 
-Unknown keys under ``permissions`` are errors (``"alow"`` is a typo that would drop rules);
-other top-level keys are kept, for settings other parts of the product may read.
+Unknown keys are errors at every level (``"alow"`` or ``"permisions"`` is a typo that would
+drop rules), with the key it most likely meant.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from pathlib import Path
@@ -40,9 +41,15 @@ class PermissionLists(BaseModel):
 class Settings(BaseModel):
     """A parsed settings file. ``path`` is where it was read from (None if built in code);
     `project_dir` is the directory that holds ``.toolagent/``: relative file patterns in its
-    rules are resolved against it, not against the notebook's directory."""
+    rules are resolved against it, not against the notebook's directory.
 
-    model_config = ConfigDict(extra="allow")
+    Unknown keys are refused at every level: a misspelled ``"permisions"`` would otherwise load
+    as a file without rules, and the person's deny rules would silently not apply. ``$schema``
+    (editors' JSON-schema hint) is the one extra key accepted."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Optional[str] = Field(default=None, alias="$schema", exclude=True)
 
     permissions: PermissionLists = Field(default_factory=PermissionLists)
     mode: Optional[Mode] = None
@@ -132,13 +139,24 @@ def _describe(err: Any) -> str:
     where = field_path(tuple(err.get("loc", ())), root="(top level)")
     kind = err.get("type", "")
     if kind == "extra_forbidden":
-        return f"field '{where}': unknown key (expected allow, deny or ask)"
+        loc = tuple(err.get("loc", ()))
+        expected = _TOP_LEVEL_KEYS if len(loc) == 1 else ("allow", "deny", "ask")
+        return f"field '{where}': unknown key{_did_you_mean(str(loc[-1]) if loc else '', expected)} " \
+               f"(expected {', '.join(expected[:-1])} or {expected[-1]})"
     if kind == "value_error" and "ctx" in err and "error" in err["ctx"]:
         message = str(err["ctx"]["error"])
     else:
         message = err.get("msg", "invalid value")
     given = err.get("input")
     return f"field '{where}': {message} (got {_json_type(given)} {json.dumps(given, default=repr)[:60]})"
+
+
+_TOP_LEVEL_KEYS = ("permissions", "mode", "$schema")
+
+
+def _did_you_mean(key: str, expected: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(key.lower(), expected, n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def _json_type(value: Any) -> str:

@@ -61,12 +61,12 @@ def test_no_settings_file(tmp_path: Path) -> None:
 
 def test_load_settings(tmp_path: Path) -> None:
     path = write_settings(tmp_path, {"permissions": {"allow": ["Read(./data/**)"], "deny": [], "ask": ["Bash"]},
-                                     "mode": "acceptEdits", "model": "kept"})
+                                     "mode": "acceptEdits", "$schema": "https://example.invalid/s.json"})
     settings = load_settings(path)
     assert isinstance(settings, Settings)
     assert settings.permissions.allow == ["Read(./data/**)"] and settings.permissions.ask == ["Bash"]
     assert settings.mode == "acceptEdits"
-    assert settings.model_extra == {"model": "kept"}
+    assert settings.model_extra is None  # unknown keys are refused, "$schema" is the one extra allowed
     assert settings.project_dir == tmp_path
 
 
@@ -75,7 +75,9 @@ def test_load_settings(tmp_path: Path) -> None:
     ("[]", ["must contain a JSON object, not an array"]),
     ({"permissions": {"deny": ["Bash(rm:*)", "Bash(("]}},
      ["field 'permissions.deny[1]': invalid permission rule 'Bash(('"]),
-    ({"permissions": {"alow": ["Bash"]}}, ["field 'permissions.alow': unknown key"]),
+    ({"permissions": {"alow": ["Bash"]}}, ["field 'permissions.alow': unknown key; did you mean 'allow'?"]),
+    ({"permisions": {"deny": ["Bash(rm:*)"]}}, ["field 'permisions': unknown key; did you mean 'permissions'?"]),
+    ({"theme": "dark"}, ["field 'theme': unknown key (expected permissions, mode or $schema)"]),
     ({"permissions": {"allow": "Bash"}}, ["field 'permissions.allow'"]),
     ({"permissions": {"allow": [1]}}, ["field 'permissions.allow[0]'"]),
     ({"mode": "yolo"}, ["field 'mode'", "unknown permission mode 'yolo'"]),

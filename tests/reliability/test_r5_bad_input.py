@@ -145,19 +145,42 @@ def test_an_empty_cell_body_is_refused(agent_shell: Any, api: FakeAnthropicServe
     assert_next_cell_works(agent_shell, api)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: permissions/rules.py parse_rule accepts any tool name, so `--deny 'bash(rm:*)'` (lower case) "
-    "or `--allow runpython` is a rule for a tool that does not exist: the deny silently never applies. "
-    "notebook/options.check_rules (or the run) should refuse or warn about rules naming no known tool "
-    "(suggesting `Bash`)"))
-@pytest.mark.parametrize("options", ["--deny 'bash(rm:*)'", "--deny 'BASH(rm:*)'", "--allow runpython"])
-def test_a_rule_for_a_misspelled_tool_is_reported(options: str, agent_shell: Any, api: FakeAnthropicServer) -> None:
+@pytest.mark.parametrize(("options", "message"), [
+    ("--deny 'bash(rm:*)'", "--deny: rule 'bash(rm:*)' names no tool 'bash'; did you mean 'Bash(rm:*)'?"),
+    ("--deny 'BASH(rm:*)'", "--deny: rule 'BASH(rm:*)' names no tool 'BASH'; did you mean 'Bash(rm:*)'?"),
+    ("--allow runpython", "--allow: rule 'runpython' names no tool 'runpython'; did you mean 'RunPython'?"),
+    ("--ask WebFetch", "--ask: rule 'WebFetch' names no tool 'WebFetch' (tools: "),
+])
+def test_a_rule_for_a_misspelled_tool_is_refused(options: str, message: str, agent_shell: Any,
+                                                 api: FakeAnthropicServer) -> None:
+    """A rule matches tool names exactly: ``bash(rm:*)`` would be a deny that never applies."""
     tried(f"%%agent {options}")
     cell = Cell(agent_shell, f"%%agent {options}\nhello")
-    name = options.split("'")[1].split("(")[0] if "'" in options else options.split()[-1]
-    reported = (cell.error is not None and name in str(cell.error)) or (
-        name in cell.shown.split("hello")[0] and ("unknown" in cell.shown.lower() or "no tool" in cell.shown.lower()))
-    assert reported, cell.shown[:600]
+    assert_one_clear_line(cell, message)
+    assert api.requests == []
+    assert_next_cell_works(agent_shell, api)
+
+
+def test_a_config_rule_for_a_tool_not_defined_yet_warns_and_runs(agent_shell: Any, api: FakeAnthropicServer) -> None:
+    """``%config`` rules outlive the cell: one may name a ``@tool`` function a later cell defines,
+    so a name with nothing close is a warning, while a likely typo is refused."""
+    magics = agent_shell.magics_manager.registry["AgentMagics"]
+    tried("%config AgentMagics.deny = ['drop_table'] (no such tool yet)")
+    try:
+        magics.deny = ["drop_table"]
+        cell = Cell(agent_shell, "%%agent\nhello")
+        assert cell.error is None, cell.error
+        assert "AgentMagics.deny: rule 'drop_table' names no tool 'drop_table'" in cell.shown
+        assert "applies once a tool of that name exists" in cell.shown
+        tried("%config AgentMagics.deny = ['bash(rm:*)']")
+        magics.deny = ["bash(rm:*)"]
+        before = len(api.requests)
+        cell = Cell(agent_shell, "%%agent\nnot sent")
+        assert_one_clear_line(cell, "AgentMagics.deny: rule 'bash(rm:*)' names no tool 'bash'; did you mean 'Bash(rm:*)'?")
+        assert len(api.requests) == before
+    finally:
+        magics.deny = []
+    assert_next_cell_works(agent_shell, api)
 
 
 # --- %config values -------------------------------------------------------------------------------------
@@ -236,18 +259,26 @@ def test_a_broken_settings_file_is_one_line_and_fixing_it_is_enough(
     assert "Bash(rm:*)" in [str(e.rule) for e in current_session(agent_shell).permissions.entries("deny")]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: permissions/settings.py ignores unknown top-level keys: a misspelled "
-    "{\"permisions\": {\"deny\": [...]}} loads as a file with no rules at all, so the person's deny "
-    "rules silently do not apply (unknown keys inside \"permissions\" are refused; the top level "
-    "should be too)"))
 def test_a_misspelled_top_level_key_is_refused(agent_shell: Any, api: FakeAnthropicServer, tmp_path: Path) -> None:
     tried("settings.json: misspelled top-level key")
     settings = tmp_path / ".toolagent" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{"permisions": {"deny": ["Bash(rm:*)"]}}')
     cell = Cell(agent_shell, "%%agent\nnot sent")
-    assert_one_clear_line(cell, "settings.json", "permisions")
+    assert_one_clear_line(cell, "settings.json", "field 'permisions': unknown key; did you mean 'permissions'?")
+    assert api.requests == []
+
+
+def test_a_settings_rule_for_a_misspelled_tool_is_refused(agent_shell: Any, api: FakeAnthropicServer,
+                                                          tmp_path: Path) -> None:
+    tried("settings.json: deny rule for a misspelled tool")
+    settings = tmp_path / ".toolagent" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"permissions": {"deny": ["bash(rm:*)"]}}')
+    cell = Cell(agent_shell, "%%agent\nnot sent")
+    assert_one_clear_line(cell, "settings.json: permissions.deny: rule 'bash(rm:*)' names no tool 'bash'; "
+                                "did you mean 'Bash(rm:*)'?")
+    assert api.requests == []
 
 
 # --- model choice -------------------------------------------------------------------------------------------
