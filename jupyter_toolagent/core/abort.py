@@ -5,6 +5,10 @@ from __future__ import annotations
 import asyncio
 import threading
 
+KERNEL_INTERRUPT = "interrupted (kernel interrupt)"
+"""The abort reason of a kernel interrupt, wherever it was caught (the cell's wait, or user
+code run by RunPython): the front end ends such a cell as interrupted."""
+
 
 class AbortSignal:
     """A one-way flag that can be set from any thread and awaited from the run's loop.

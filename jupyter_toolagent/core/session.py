@@ -10,7 +10,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Literal, Sequence
 
 from .abort import AbortSignal
 from .events import AgentEvent, RunFinishedEvent
@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from .permission_types import Approver, CanUseTool
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+
+FLUSH_TIMEOUT = 0.5
+"""Longest wait of ``ctx.flush_events()`` (seconds): a consumer that is busy elsewhere, or does
+not draw anything, delays a tool by this much at most."""
 
 
 @dataclass
@@ -136,6 +140,11 @@ class Session:
         """Run ``prompt``; yield events as they happen; the last one is `RunFinishedEvent`.
 
         Rule syntax and settings-file errors are raised before anything is sent.
+
+        An event counts as handled when the consumer asks for the next one (its ``async for``
+        body has run for it: that is where a front end draws it). ``ctx.flush_events()`` waits
+        for that, so a tool that is about to block the loop's thread can let the front end show
+        its card first; every consumer gets this without doing anything.
         """
         import asyncio
 
@@ -151,6 +160,12 @@ class Session:
             record.events.append(event)
             queue.put_nowait(event)
 
+        async def flush_events() -> None:
+            try:
+                await asyncio.wait_for(queue.join(), FLUSH_TIMEOUT)
+            except asyncio.TimeoutError:
+                pass
+
         base_mode = perms.base_mode
         if mode is not None:
             perms.base_mode = mode
@@ -158,7 +173,7 @@ class Session:
         hooks = config.hooks if config.hooks is not None else _default_hooks()
         driver = asyncio.ensure_future(drive_run(
             self, prompt, config, abort, emit,
-            lambda: self._build_context(config, abort, emit, can_use_tool, hooks),
+            lambda: self._build_context(config, abort, emit, can_use_tool, hooks, flush_events),
         ))
         getter: asyncio.Future[AgentEvent] | None = None
         try:
@@ -168,6 +183,7 @@ class Session:
                 if getter.done():
                     event = getter.result()
                     yield event
+                    queue.task_done()
                     if isinstance(event, RunFinishedEvent):
                         break
                     continue
@@ -175,6 +191,7 @@ class Session:
                 while not queue.empty():
                     event = queue.get_nowait()
                     yield event
+                    queue.task_done()
                     if isinstance(event, RunFinishedEvent):
                         return
                 driver.result()  # re-raise a crash of the driver itself
@@ -220,7 +237,8 @@ class Session:
         )
 
     def _build_context(self, config: RunConfig, abort: AbortSignal, emit: Callable[[AgentEvent], None],
-                       can_use_tool: "CanUseTool", hooks: "HookRunner | None") -> Any:
+                       can_use_tool: "CanUseTool", hooks: "HookRunner | None",
+                       flush_events: Callable[[], Awaitable[None]]) -> Any:
         from ..permissions import visible_tools
         from .function_tool import as_tool
         from .read_tool_output import ReadToolOutput
@@ -242,7 +260,7 @@ class Session:
         return ToolUseContext(
             tools=pool, can_use_tool=can_use_tool, abort=abort, messages=list(self.messages),
             permissions=self.permissions, hooks=hooks, options=options, outputs=self.outputs,
-            emit=emit, session=self,
+            emit=emit, session=self, flush_events=flush_events,
         )
 
 

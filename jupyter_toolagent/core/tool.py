@@ -16,7 +16,7 @@ import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Iterable, Literal, Mapping
 
 from pydantic import BaseModel
 
@@ -176,6 +176,10 @@ def _drop_event(event: "AgentEvent") -> None:
     return None
 
 
+async def _nothing_to_flush() -> None:
+    return None
+
+
 @dataclass
 class ToolUseContext:
     """Everything a call may consult. Immutable by convention: modifiers return a new one."""
@@ -191,6 +195,10 @@ class ToolUseContext:
     outputs: "ToolOutputStore | None" = None
     emit: Callable[["AgentEvent"], None] = _drop_event
     session: Any = None
+    flush_events: Callable[[], Awaitable[None]] = _nothing_to_flush
+    """Wait until the front end has handled every event emitted so far (bounded: it returns
+    anyway after a short while). A tool about to block the loop's thread awaits it first, so
+    its running card is on screen while it blocks."""
 
     def replace(self, **changes: Any) -> "ToolUseContext":
         return dataclasses.replace(self, **changes)

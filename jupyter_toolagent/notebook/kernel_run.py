@@ -31,7 +31,7 @@ import signal
 import threading
 from typing import Any, Awaitable, Callable, Literal, TypeVar
 
-from ..core.abort import AbortSignal
+from ..core.abort import KERNEL_INTERRUPT, AbortSignal
 
 T = TypeVar("T")
 
@@ -115,7 +115,7 @@ async def run_in_kernel(shell: Any, main: Awaitable[T], abort: AbortSignal) -> T
     finally:
         if pump is not None:
             await pump.stop()
-    if interrupted:
+    if interrupted or abort.reason == KERNEL_INTERRUPT:  # also caught inside RunPython's code
         raise interrupted_error()
     return task.result()
 
@@ -140,7 +140,7 @@ async def wait_in_slices(task: "asyncio.Future[Any]", abort: AbortSignal) -> boo
             if interrupted:
                 task.cancel()
             interrupted = True
-            abort.abort("interrupted (kernel interrupt)")
+            abort.abort(KERNEL_INTERRUPT)
     return interrupted
 
 

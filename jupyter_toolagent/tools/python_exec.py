@@ -4,7 +4,8 @@
 separately (its value is the cell's result), with top-level ``await`` allowed, and registers the
 source with `linecache` so tracebacks show the lines. Tracebacks leave out the product's own
 frames: the model should see where *its* code failed. Names assigned before a failure keep their
-values, exactly as in a cell.
+values, exactly as in a cell. While the code's synchronous steps run on the main thread, SIGINT
+raises `KeyboardInterrupt` in it (`keyboard_interrupts`), whatever handler the kernel has set.
 
 `PythonRunner` is the interface `RunPython` needs; the notebook layer supplies an
 ``IPythonRunner`` (``%magics``, ``!`` lines, rich display capture) through
@@ -22,13 +23,15 @@ import io
 import itertools
 import linecache
 import os
+import signal
+import threading
 import tokenize
 import traceback
 from dataclasses import dataclass, field
 from types import CodeType, TracebackType
-from typing import Any, Iterator, Protocol
+from typing import Any, Coroutine, Generator, Iterator, Protocol
 
-__all__ = ["CodeRunner", "Execution", "PythonRunner", "format_exception"]
+__all__ = ["CodeRunner", "Execution", "InterruptibleSteps", "PythonRunner", "format_exception", "keyboard_interrupts"]
 
 PRODUCT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FUTURE_FLAGS = 0
@@ -140,10 +143,101 @@ def _ends_with_semicolon(source: str) -> bool:
 
 
 async def _run_code(code: CodeType, namespace: dict[str, Any]) -> Any:
-    result = eval(code, namespace)  # noqa: S307 - running the code is the point of RunPython
+    with keyboard_interrupts():
+        result = eval(code, namespace)  # noqa: S307 - running the code is the point of RunPython
     if code.co_flags & inspect.CO_COROUTINE:
-        result = await result
+        result = await InterruptibleSteps(result)
     return result
+
+
+# --- kernel interrupts -------------------------------------------------------------------------
+# The code runs on the loop's thread. While an awaited cell runs, ipykernel's SIGINT handler only
+# schedules a cancellation on that loop (ipkernel.py ``_cancel_on_sigint``), which code blocking
+# the thread (``time.sleep``, a long pandas call) never lets run: the interrupt would wait for the
+# code to end. So while the code's *synchronous* steps run, SIGINT raises KeyboardInterrupt in
+# the code, as in a plain cell; while the code awaits, the loop runs and the previous handler is
+# back, so a KeyboardInterrupt never lands in the loop's own machinery.
+
+
+@contextlib.contextmanager
+def keyboard_interrupts() -> Iterator[None]:
+    """SIGINT raises `KeyboardInterrupt` inside the block; the previous handler comes back after.
+
+    Only on the main thread (the only one signals reach) and only in place of a Python-level
+    handler: a nested block, ``SIG_IGN``/``SIG_DFL`` or a handler installed from C are left alone.
+    The signal wake-up fd is detached meanwhile: an event loop that watches SIGINT through it
+    (``loop.add_signal_handler``, terminal IPython's run loop) would otherwise act on the same
+    interrupt a second time once the code has ended.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.default_int_handler or not callable(previous):
+        yield
+        return
+    wakeup_fd = -1
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        wakeup_fd = signal.set_wakeup_fd(-1)
+        yield
+    finally:
+        if wakeup_fd != -1:
+            with contextlib.suppress(ValueError, OSError):  # the code closed the loop's socket
+                signal.set_wakeup_fd(wakeup_fd)
+        _restore_sigint(previous)
+
+
+def _restore_sigint(handler: Any) -> None:
+    """Put ``handler`` back even if the interrupt lands right now. ``signal.signal`` runs a pending
+    handler *before* it installs the new one, so a KeyboardInterrupt from it means "not restored
+    yet": retry, then raise the interrupt (it belongs to the code that just ran)."""
+    interrupted: KeyboardInterrupt | None = None
+    while True:
+        try:
+            signal.signal(signal.SIGINT, handler)
+            break
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+    if interrupted is not None:
+        raise interrupted
+
+
+class InterruptibleSteps:
+    """Awaits a coroutine, running each of its steps (``send``/``throw``) under
+    `keyboard_interrupts`, and passing what it awaits to the loop unchanged — what
+    ``await coro`` does, with the handler swapped around the code's synchronous parts only."""
+
+    def __init__(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        self._coroutine = coroutine
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coroutine = self._coroutine
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                with keyboard_interrupts():
+                    awaited = coroutine.send(value) if error is None else coroutine.throw(error)
+            except StopIteration as stop:
+                return stop.value
+            except BaseException:
+                _close_quietly(coroutine)  # an interrupt between two steps leaves it suspended
+                raise
+            try:
+                value, error = (yield awaited), None
+            except GeneratorExit:
+                _close_quietly(coroutine)
+                raise
+            except BaseException as exc:  # a cancellation (Stop) goes to the code, as ``await`` would
+                value, error = None, exc
+
+
+def _close_quietly(coroutine: Coroutine[Any, Any, Any]) -> None:
+    try:
+        coroutine.close()
+    except (Exception, KeyboardInterrupt):  # code that awaits in its ``finally`` cannot be closed
+        pass
 
 
 # --- tracebacks --------------------------------------------------------------------------------

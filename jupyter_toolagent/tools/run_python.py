@@ -2,10 +2,13 @@
 
 The code runs on the event-loop thread, where the user's cells run (objects that belong to that
 thread — a GUI, an asyncio client, a database connection — keep working). So a Stop takes
-effect at the code's next ``await`` or when it returns; a kernel interrupt raises in the code,
-ends the call with an error and aborts the run. Printed output (stdout and stderr, interleaved
-in one block), ``display()`` outputs, the value of the last expression and the figures the code
-opened come back in the result; figures are closed so they are not drawn again in the cell.
+effect at the code's next ``await`` or when it returns; a kernel interrupt raises in the code even
+while it blocks the thread (``time.sleep``, a long computation), ends the call with an error and
+aborts the run. Because the code may block the loop, the call first lets the front end draw the
+events so far (``ctx.flush_events()``): the person sees what is running when deciding to
+interrupt. Printed output (stdout and stderr, interleaved in one block), ``display()`` outputs,
+the value of the last expression and the figures the code opened come back in the result;
+figures are closed so they are not drawn again in the cell.
 
 The front end may supply the runner (``extra["python_runner"]``, an ``IPythonRunner`` in a kernel,
 which also keeps ``__future__`` imports across calls and cells); otherwise each call gets a
@@ -21,6 +24,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.abort import KERNEL_INTERRUPT
 from ..core.capture import capture_output
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
 from . import optional_libs
@@ -60,6 +64,7 @@ class RunPython(Tool):
             return ToolResult("RunPython needs the notebook's namespace (a dict), and none is attached to this "
                               "session.", is_error=True)
         runner: PythonRunner = ctx.options.extra.get("python_runner") or CodeRunner()
+        await ctx.flush_events()
         before = open_figure_numbers()
         with capture_output(limit=CAPTURE_LIMIT) as printed:
             try:
@@ -70,7 +75,7 @@ class RunPython(Tool):
         if execution.error is not None:
             close_new_figures(before)
             if isinstance(execution.error, KeyboardInterrupt):
-                ctx.abort.abort("kernel interrupt")
+                ctx.abort.abort(KERNEL_INTERRUPT)
             return ToolResult(_error_text(execution, printed.getvalue()), is_error=True)
         blocks = _text_block(printed.getvalue())
         for block in execution.displays:

@@ -185,15 +185,10 @@ def test_interrupt_during_a_running_shell_command(page, jupyter_lab, fake_api):
     assert result.get("is_error") is True and "interrupt" in result_text(result).lower()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a kernel interrupt does not interrupt RunPython code that blocks the kernel thread "
-    "(measured: time.sleep(30) ran on, the cell ended 28 s after Kernel → Interrupt). While an awaited "
-    "cell runs, ipykernel (ipkernel.py _cancel_on_sigint) replaces the SIGINT handler with one that only "
-    "schedules a cancellation on the loop, which the blocked loop never reaches; tools/run_python.py "
-    "promises 'a kernel interrupt raises in the code'. RunPython could install "
-    "signal.default_int_handler (main thread) around the synchronous execution of the code and restore "
-    "ipykernel's handler afterwards, turning the KeyboardInterrupt into an abort of the run"))
 def test_interrupt_during_python_that_blocks_the_kernel(page, jupyter_lab, fake_api):
+    """While an awaited cell runs, ipykernel's SIGINT handler only schedules a cancellation on the
+    loop, which code blocking the kernel's thread never lets run; RunPython makes SIGINT raise in
+    the code instead, so the call ends with an error and the run is aborted."""
     code = "import time\ntime.sleep(16)\nslow_done = True"
     tag = fake_api.script(conversation(lambda: [tool_use_block("RunPython", {"code": code})]))
     nb = open_notebook(page, jupyter_lab, "interrupt_python.ipynb",
@@ -204,7 +199,8 @@ def test_interrupt_during_python_that_blocks_the_kernel(page, jupyter_lab, fake_
     while not fake_api.answered_for(tag):  # the model's answer (the RunPython call) went out
         assert time.monotonic() < deadline, "the model was never asked"
         time.sleep(0.1)
-    time.sleep(2.0)  # the code is in time.sleep now (the card cannot show it: see the test below)
+    nb.wait_card_status(1, "running", timeout=10)
+    time.sleep(1.0)  # the code is in time.sleep now
     interrupt_and_wait(nb, 1)
     run_follow_up(nb, 2)
     last = assert_conversation_continues(fake_api, tag)
@@ -217,15 +213,9 @@ def test_interrupt_during_python_that_blocks_the_kernel(page, jupyter_lab, fake_
     assert "slow_done defined: False" in nb.output_text(3), "the interrupted code did not go on"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: while RunPython code blocks the kernel thread (time.sleep, a long pandas call) the cell shows no "
-    "card at all, so the person cannot see what is running when deciding to interrupt: core/session.py "
-    "Session.run hands events to the consumer through an asyncio.Queue, and RunPython starts the code on "
-    "the loop right after emitting ToolQueued/ToolStarted, before notebook/agent_cell.execute_cell has "
-    "taken them from the queue and drawn them. Render (or at least dequeue) the events before a tool that "
-    "runs on the kernel thread starts, e.g. an `await asyncio.sleep(0)` plus a display flush in "
-    "RunPython.call before executing"))
 def test_python_that_blocks_the_kernel_shows_its_running_card(page, jupyter_lab, fake_api):
+    """The person must see what is running when deciding to interrupt: RunPython lets the front
+    end draw the call's card (``ctx.flush_events()``) before its code blocks the loop."""
     code = "import time\ntime.sleep(6)"
     tag = fake_api.script(conversation(lambda: [tool_use_block("RunPython", {"code": code})]))
     nb = open_notebook(page, jupyter_lab, "blocking_card.ipynb", [LOAD, f"%%agent --allow RunPython\n{tag} sleep"])

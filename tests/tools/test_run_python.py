@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from tool_support import PNG_SIGNATURE, call, images_of, text_of
 
+from jupyter_toolagent.core.abort import KERNEL_INTERRUPT
 from jupyter_toolagent.core.scheduling import run_tools
 from jupyter_toolagent.tools.python_exec import Execution
 
@@ -89,7 +90,7 @@ async def test_a_kernel_interrupt_is_an_error_and_aborts_the_run(ctx_in: Any) ->
     ctx = ctx_in({})
     outcome = await call(ctx, "RunPython", code="raise KeyboardInterrupt")
     assert outcome.is_error and "KeyboardInterrupt" in text_of(outcome) and "interrupted" in text_of(outcome)
-    assert ctx.abort.aborted and ctx.abort.reason == "kernel interrupt"
+    assert ctx.abort.aborted and ctx.abort.reason == KERNEL_INTERRUPT
 
 
 @pytest.mark.asyncio
