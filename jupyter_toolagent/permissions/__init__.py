@@ -5,6 +5,10 @@
     shell_wrappers.py ``time``/``timeout``/``nice``/``nohup``/``env NAME=v`` stripped for matching
     shell_readonly.py which shell commands are read-only
     shell_rules.py    ``Bash(...)`` matching: lenient for deny/ask, strict for allow
+    shell_unwrap.py   every command a command may run (runners, ``sh -c``, ``env -S``, ``trap`` …)
+    shell_git.py      what git runs besides git (``-c core.pager=…``, ``rebase --exec`` …)
+    shell_interpreters.py  inline program text and programs read from stdin (opaque)
+    shell_options.py  option values read the way getopt does
     paths.py          gitignore-style file patterns on resolved paths
     safety.py         writes that ask in every mode
     settings.py       ``.toolagent/settings.json``

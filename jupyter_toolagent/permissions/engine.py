@@ -21,7 +21,8 @@ because of a rule, the tool or a safety check still asks, and every deny still d
 `decide` asks nobody and records nothing; `RuleBasedPermissions` does that.
 
 For shell commands the engine's own classification decides what is read-only (it knows the
-working directory: ``cat link`` where ``link`` points into ``/proc`` is not read-only), and in
+working directory: ``cat link`` and ``cat < link`` where ``link`` points into ``/proc`` are not
+read-only, and no allow rule covers them either), and in
 a session whose working directory is ``/`` no shell command is read-only (``grep -r`` there
 reaches every process's environment).
 """
@@ -302,7 +303,7 @@ def _allow_rule(perms: PermissionContext, call: _Call) -> RuleEntry | None:
         for part in shell.commands:
             if cwd != "/" and is_read_only_part(part, cwd):
                 continue
-            match = next((e for e in entries if allow_matches_part(e.rule.content or "", part)), None)
+            match = next((e for e in entries if allow_matches_part(e.rule.content or "", part, cwd)), None)
             if match is None:
                 return None
             used = used or match
@@ -345,7 +346,7 @@ def _not_allowed_reason(call: _Call, perms: PermissionContext) -> str:
         return f"{call.describe()} could not be parsed, so no rule can allow it except its exact text"
     if isinstance(call.subject, ShellCommand) and call.shell is not None and call.shell.compound:
         contents = [e.rule.content or "" for e in perms.entries("allow") if _applies_to(e, call)]
-        missing = uncovered_parts(call.shell, contents, _read_only_in(perms))
+        missing = uncovered_parts(call.shell, contents, _read_only_in(perms), str(perms.cwd))
         listed = ", ".join(f"`{p.text}`" for p in missing)
         return f"parts of {call.describe()} are not allowed by any rule: {listed}"
     return f"{call.describe()} is not allowed by any rule"
@@ -360,7 +361,7 @@ def suggested_rule(call: _Call, perms: PermissionContext) -> str | None:
     """The narrowest allow rule that would permit the call (checked to parse)."""
     if isinstance(call.subject, ShellCommand):
         contents = [e.rule.content or "" for e in perms.entries("allow") if _applies_to(e, call)]
-        missing = uncovered_parts(call.shell, contents, _read_only_in(perms)) if call.shell is not None else []
+        missing = uncovered_parts(call.shell, contents, _read_only_in(perms), str(perms.cwd)) if call.shell is not None else []
         content = suggest_content(call.subject.command, call.shell, missing)
         if content is None:
             return None

@@ -45,18 +45,23 @@ _TOKEN_SPLIT = re.compile(r"[\s;&|<>()'\"`=,]+")
 def protected_reason(path: str) -> str | None:
     """Why writing ``path`` (resolved or as written) is protected, or None. A component with
     glob characters that starts with ``.`` counts if it could expand to a protected name
-    (``~/.bash?c``)."""
+    (``~/.bash?c``).
+
+    Names are compared without regard to case on every platform: on the case-insensitive file
+    systems of macOS and Windows ``.GIT/config`` is ``.git/config``, and elsewhere asking about
+    ``~/.BASHRC`` costs one question."""
     parts = [p for p in path.replace("\\", "/").split("/") if p]
-    for i, part in enumerate(parts):
+    folded = [p.casefold() for p in parts]
+    for i, part in enumerate(folded):
         if part in PROTECTED_DIRS:
-            return f"{part}/ is protected"
+            return f"{parts[i]}/ is protected"
         if part.startswith(".") and _GLOB.search(part):
             name = next((n for n in sorted(_PROTECTED_NAMES) if fnmatch.fnmatchcase(n, part)), None)
             if name is not None:
-                return f"{part} may expand to {name}, which is protected"
-        if part == ".config" and i + 1 < len(parts) and ("config", parts[i + 1]) in PROTECTED_CONFIG_DIRS:
-            return f".config/{parts[i + 1]}/ is protected"
-    if parts and parts[-1] in PROTECTED_FILES:
+                return f"{parts[i]} may expand to {name}, which is protected"
+        if part == ".config" and i + 1 < len(parts) and ("config", folded[i + 1]) in PROTECTED_CONFIG_DIRS:
+            return f"{parts[i]}/{parts[i + 1]}/ is protected"
+    if parts and folded[-1] in PROTECTED_FILES:
         return f"{parts[-1]} is protected"
     return None
 

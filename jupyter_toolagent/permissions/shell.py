@@ -33,7 +33,7 @@ from typing import Any
 import bashlex
 
 from ..errors import ToolAgentError
-from .shell_readonly import reveals_environment, words_are_read_only
+from .shell_readonly import reads_reveal_environment, words_are_read_only
 from .shell_wrappers import HARMLESS_WRAPPERS, strip_wrappers  # noqa: F401 (HARMLESS_WRAPPERS re-exported)
 
 SAFE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "-"})
@@ -217,7 +217,7 @@ def is_read_only_part(part: SimpleCommand, cwd: str | None = None) -> bool:
     that does not reveal the environment (relative paths resolved against ``cwd``)."""
     if not part.plain or part.substitution or part.expansions:
         return False
-    if reveals_environment(("<", *part.reads), cwd):  # `cat < /proc/1/environ`
+    if reads_reveal_environment(part.reads, cwd):  # `cat < /proc/1/environ`, `cat < link_to_it`
         return False
     return words_are_read_only(part.core_words, cwd)
 
@@ -227,7 +227,7 @@ def is_read_only_parsed(parsed: ParsedCommand, cwd: str | None = None) -> bool:
         not parsed.has_substitution
         and not parsed.defines_function
         and not parsed.redirect_expansions
-        and not reveals_environment(("<", *parsed.redirect_reads), cwd)
+        and not reads_reveal_environment(parsed.redirect_reads, cwd)
         and all(is_read_only_part(c, cwd) for c in parsed.commands)
     )
 
@@ -236,7 +236,8 @@ def is_read_only_command(command: str, cwd: str | None = None) -> bool:
     """True only if every part is a known read-only command without unsafe options, and the
     command has no substitution, no output redirection to a file, no dynamic command word,
     no variable expansion and no dangerous assignment. Unparseable and unknown commands are not
-    read-only."""
+    read-only, and without ``cwd`` neither is an input redirection from a relative path (it
+    cannot be resolved, and may be a link into ``/proc``)."""
     parsed = try_parse(command)
     return parsed is not None and is_read_only_parsed(parsed, cwd)
 

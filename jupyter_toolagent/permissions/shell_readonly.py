@@ -46,6 +46,19 @@ def reveals_environment(words: Sequence[str], cwd: str | None = None) -> bool:
     return any(_reaches_proc(candidate, cwd) for w in words[1:] for candidate in _path_candidates(w))
 
 
+def reads_reveal_environment(targets: Sequence[str], cwd: str | None = None) -> bool:
+    """Whether input redirections from these files (``cat < FILE``) may read the environment:
+    a path that names or reaches ``/proc``, resolved against ``cwd`` like a word argument.
+    Without ``cwd`` a relative target cannot be resolved, so it counts (the shell reads it,
+    whatever the command is, and it may be a link into ``/proc``)."""
+    for target in targets:
+        if cwd is None and not os.path.isabs(os.path.expanduser(target)):
+            return True
+        if _reaches_proc(target, cwd):
+            return True
+    return False
+
+
 def _path_candidates(word: str) -> set[str]:
     """The word, what follows ``=`` in ``--opt=PATH``, and what follows a short option letter
     in ``-fPATH``."""

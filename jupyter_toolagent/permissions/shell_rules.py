@@ -7,10 +7,11 @@ The two directions are matched differently on purpose:
 
 * **deny and ask rules match leniently.** They narrow what may run, so they look at every part
   and nested command, at ``/bin/rm`` as ``rm``, and through everything that runs another
-  command: ``sudo``, ``xargs``, ``command``, ``exec``, ``env``, ``sh -c '…'``, ``eval``,
-  ``find -exec``, ``git -c … push``. Text that cannot be parsed, and commands whose
-  substitutions hide from the parser, are also searched as plain text. `opaque_reason` names
-  the commands nobody can check (``$CMD -rf x``, ``curl … | sh``).
+  command (`shell_unwrap`: ``sudo``, ``xargs``, ``env -S``, ``sh -c '…'``, ``eval``, ``trap``,
+  ``watch``, ``find -exec``, ``git rebase --exec`` …). Text that cannot be parsed, commands
+  whose substitutions hide from the parser, and strings run as commands are also searched as
+  plain text. `opaque_reason` names the commands nobody can check (``$CMD -rf x``,
+  ``curl … | sh``, ``python3 -c …``, see `shell_interpreters`).
 * **allow rules match strictly,** one part at a time: every part must be allowed by some rule
   or be read-only, and a prefix, wildcard or exact rule only matches a part with no file
   write, no dynamic command word, no dangerous variable and no expansion of a variable that
@@ -24,14 +25,19 @@ import re
 import shlex
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import islice
-from typing import Callable, Iterator, Literal, Sequence
+from typing import Callable, Literal, Sequence
 
 from .rules import PREFIX_SUFFIX
 from .shell import INDIRECT, ParsedCommand, SimpleCommand, try_parse
-from .shell_readonly import reveals_environment
+from .shell_git import git_opaque_reason
+from .shell_interpreters import SHELLS, inline_program, reads_program_from_input, shell_scripts
+from .shell_readonly import reads_reveal_environment, reveals_environment
+from .shell_unwrap import MAX_CANDIDATES, RUNNERS, unwrap
 
 __all__ = [
+    "MAX_CANDIDATES",
+    "RUNNERS",
+    "SHELLS",
     "ShellPattern",
     "allow_matches_part",
     "compile_shell_rule",
@@ -51,24 +57,10 @@ SUBCOMMAND_TOOLS = frozenset(
 )
 """Commands whose second word names what they do: the suggested rule is ``git push:*``."""
 
-RUNNERS = frozenset(
-    {"sudo", "doas", "xargs", "command", "builtin", "exec", "nohup", "time", "nice", "timeout", "env", "stdbuf",
-     "ionice", "chrt", "taskset", "setsid", "unbuffer", "watch", "flock", "strace", "ltrace", "nsenter", "chroot",
-     "runuser", "caffeinate", "busybox", "parallel", "firejail", "then", "do", "!"}
-)
-"""Commands that run the command named in their later words (looked through by deny rules)."""
-
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "su", "runuser"})
-"""``sh -c '…'`` runs its string; without ``-c`` and a script a shell reads commands from stdin."""
-
 _SENSITIVE_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|CRED|AUTH|ANTHROPIC|PRIVATE|COOKIE|SESSION", re.IGNORECASE)
 _TEXT_TOKENS = re.compile(r"[\s;&|()<>`'\"{}$=\\]+")
 _WHITESPACE = re.compile(r"\s+")
-_MAX_DEPTH = 4
-MAX_CANDIDATES = 2000
-_UNKNOWN = ("\0unknown",)
-"""Yielded where unwrapping stops (too deep, an inner script that does not parse): the caller
-falls back to searching the whole text."""
+_MESSAGE_WORDS = 80
 
 
 @dataclass(frozen=True)
@@ -132,21 +124,26 @@ def whole_command_matches(content: str, command: str) -> bool:
     return pattern.kind == "exact" and pattern.text == _normalize(command)
 
 
-def allow_matches_part(content: str, part: SimpleCommand) -> bool:
-    """Whether an allow rule covers one part (see the module docstring for the conditions)."""
+def allow_matches_part(content: str, part: SimpleCommand, cwd: str | None = None) -> bool:
+    """Whether an allow rule covers one part (see the module docstring for the conditions).
+    Paths are resolved against ``cwd``; without it an input redirection from a relative path
+    is never allowed (it may be a link into ``/proc``)."""
     if not part.plain or any(_sensitive(name) for name in part.expansions):
-        return False
-    if reveals_environment(("<", *part.core_words[1:], *part.reads)):
-        # No allow rule reaches another process's environment through /proc (it holds the API
-        # key). An explicitly allowed `printenv` is fine: Bash's child environment has no keys.
         return False
     pattern = compile_shell_rule(content)
     words = part.core_words
     if pattern.kind == "prefix":
-        return pattern.words is not None and words[: len(pattern.words)] == pattern.words
-    if pattern.kind == "wildcard":
-        return glob_match(pattern.text, _normalize(part.core_text))
-    return (pattern.words is not None and words == pattern.words) or pattern.text == _normalize(part.core_text)
+        matched = pattern.words is not None and words[: len(pattern.words)] == pattern.words
+    elif pattern.kind == "wildcard":
+        matched = glob_match(pattern.text, _normalize(part.core_text))
+    else:
+        matched = (pattern.words is not None and words == pattern.words) or pattern.text == _normalize(part.core_text)
+    # No allow rule reaches another process's environment through /proc (it holds the API key);
+    # checked last, as it may look at the file system. An explicitly allowed `printenv` is fine:
+    # Bash's child environment has no keys.
+    return matched and not (
+        reveals_environment(("<", *words[1:]), cwd) or reads_reveal_environment(part.reads, cwd)
+    )
 
 
 def _sensitive(name: str) -> bool:
@@ -154,11 +151,12 @@ def _sensitive(name: str) -> bool:
 
 
 def uncovered_parts(
-    parsed: ParsedCommand, contents: Sequence[str], is_read_only: Callable[[SimpleCommand], bool]
+    parsed: ParsedCommand, contents: Sequence[str], is_read_only: Callable[[SimpleCommand], bool],
+    cwd: str | None = None,
 ) -> list[SimpleCommand]:
     """The commands neither read-only nor allowed by one of ``contents``."""
     return [c for c in parsed.commands
-            if not is_read_only(c) and not any(allow_matches_part(x, c) for x in contents)]
+            if not is_read_only(c) and not any(allow_matches_part(x, c, cwd) for x in contents)]
 
 
 def suggest_content(command: str, parsed: ParsedCommand | None, missing: Sequence[SimpleCommand]) -> str | None:
@@ -184,33 +182,15 @@ def restriction_matches(content: str, command: str, parsed: ParsedCommand | None
     pattern = compile_shell_rule(content)
     if pattern.kind == "exact" and pattern.text == _normalize(command):
         return True
-    candidates = _all_candidates(command) if parsed is not None else None
-    if candidates is None:  # unparseable, or too convoluted to unwrap: search the text
+    unwrapped = unwrap(command) if parsed is not None else None
+    if unwrapped is None or not unwrapped.complete:  # unparseable, or too convoluted: search the text
         return _text_matches(pattern, command)
-    if any(_pattern_matches(pattern, words) for words in candidates):
+    if any(_pattern_matches(pattern, words) for words in unwrapped.candidates):
         return True
     hidden = parsed is not None and (parsed.has_substitution or any(c.dynamic for c in parsed.commands))
-    if hidden or any(_runs_a_string(words) for words in candidates):
+    if hidden or unwrapped.runs_text:
         return _text_matches(pattern, command)  # quoting inside quoting: trust the text, not the parse
     return False
-
-
-def _runs_a_string(words: tuple[str, ...]) -> bool:
-    name = words[0].rsplit("/", 1)[-1] if words else ""
-    return bool((name in SHELLS or name == "eval") and _scripts(name, words)) or (
-        name == "git" and any("=!" in w for w in words))
-
-
-@lru_cache(maxsize=1024)
-def _all_candidates(command: str) -> tuple[tuple[str, ...], ...] | None:
-    """Every word list the command may run, or None when unwrapping stopped (`_UNKNOWN`) or went
-    past `MAX_CANDIDATES` (the unwrapping is lazy, so the bound also bounds the work:
-    ``sudo sudo sudo …`` cannot blow up)."""
-    parsed = try_parse(command)
-    if parsed is None:
-        return None
-    found = tuple(islice(_candidates(parsed, 0), MAX_CANDIDATES + 1))
-    return None if len(found) > MAX_CANDIDATES or _UNKNOWN in found else found
 
 
 def _pattern_matches(pattern: ShellPattern, words: tuple[str, ...]) -> bool:
@@ -223,73 +203,6 @@ def _pattern_matches(pattern: ShellPattern, words: tuple[str, ...]) -> bool:
     if pattern.kind == "prefix":
         return words[: len(pattern.words)] == pattern.words
     return words == pattern.words
-
-
-def _candidates(parsed: ParsedCommand, depth: int) -> Iterator[tuple[str, ...]]:
-    for part in parsed.commands:
-        yield from _run_candidates(part.core_words, depth)
-        if part.core_text:
-            yield (part.core_text,)  # a wildcard rule may be written against the source text
-
-
-def _run_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, ...]]:
-    """``words`` and every command they may run, command words also as their base name."""
-    if not words:
-        return
-    if depth > _MAX_DEPTH:
-        yield _UNKNOWN
-        return
-    name = words[0].rsplit("/", 1)[-1].lstrip("\\")
-    yield words
-    if name != words[0]:
-        yield (name, *words[1:])
-    if name in RUNNERS:
-        for i in range(1, len(words)):
-            if not words[i].startswith("-"):
-                yield from _run_candidates(words[i:], depth + 1)
-    if name in SHELLS or name == "eval":
-        for script in _scripts(name, words):
-            inner = try_parse(script)
-            if inner is None:
-                yield _UNKNOWN
-            else:
-                yield from _candidates(inner, depth + 1)
-    if name in ("find", "fd"):
-        yield from _exec_candidates(words, depth)
-    if name == "git":
-        yield from _git_candidates(words, depth)
-
-
-def _scripts(name: str, words: tuple[str, ...]) -> list[str]:
-    if name == "eval":
-        return [" ".join(words[1:])] if len(words) > 1 else []
-    for i, word in enumerate(words[1:], start=1):
-        if word.startswith("-") and not word.startswith("--") and "c" in word[1:] and i + 1 < len(words):
-            return [words[i + 1]]
-    return []
-
-
-def _exec_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, ...]]:
-    for i, word in enumerate(words):
-        if word in ("-exec", "-execdir", "-ok", "-okdir", "-x", "--exec", "-X", "--exec-batch"):
-            rest = words[i + 1 :]
-            end = next((j for j, w in enumerate(rest) if w in (";", "+")), len(rest))
-            yield from _run_candidates(tuple(rest[:end]), depth + 1)
-
-
-def _git_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, ...]]:
-    """``git -C x -c k=v push`` is ``git push``; ``-c alias.x='!cmd'`` runs ``cmd``."""
-    i = 1
-    while i < len(words) and words[i].startswith("-"):
-        if words[i] in ("-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env"):
-            if words[i] == "-c" and i + 1 < len(words) and "=!" in words[i + 1]:
-                inner = try_parse(words[i + 1].split("=!", 1)[1])
-                yield from (_candidates(inner, depth + 1) if inner is not None else (_UNKNOWN,))
-            i += 2
-        else:
-            i += 1
-    if 1 < i < len(words):
-        yield ("git", *words[i:])
 
 
 def _text_matches(pattern: ShellPattern, text: str) -> bool:
@@ -307,7 +220,11 @@ def _text_matches(pattern: ShellPattern, text: str) -> bool:
 
 
 def opaque_reason(parsed: ParsedCommand | None) -> str | None:
-    """Why nobody can tell from the text what the command runs, or None.
+    """Why nobody can tell from the text what the command runs, or None: a command name known
+    only when it runs, a program read from the input (``curl … | sh``, ``source /dev/stdin``,
+    ``at``), program text in another language (``python3 -c``, ``perl -e``, an awk program
+    calling ``system()``, ``vim -c '!…'``), git running what the text does not show — also
+    behind runners (``sudo python3 -c …``).
 
     Unparseable text is not opaque here: the textual fallback sees all of it."""
     if parsed is None:
@@ -319,10 +236,34 @@ def opaque_reason(parsed: ParsedCommand | None) -> str | None:
         if not words:
             continue
         name = words[0].rsplit("/", 1)[-1]
-        if name in SHELLS and not _scripts(name, words) and all(w.startswith("-") for w in words[1:]):
-            return f"`{part.text}` runs commands it reads from its input"
         if name == "eval" and (part.expansions or part.substitution):
             return f"`{part.text}` runs a command built when it runs"
-        if name in SHELLS and part.expansions and _scripts(name, words):
+        if name in SHELLS and part.expansions and shell_scripts(name, words):
             return f"`{part.text}` runs a command built when it runs"
+    unwrapped = unwrap(parsed.source)
+    for words in unwrapped.commands if unwrapped is not None else ():
+        why = _opaque_words(words)
+        if why is not None:
+            return why
     return None
+
+
+def _opaque_words(words: tuple[str, ...]) -> str | None:
+    shown = _shown(words)
+    if "$" in words[0] or "`" in words[0]:
+        return f"the command name in `{shown}` is only known when it runs"
+    if reads_program_from_input(words):
+        return f"`{shown}` runs commands it reads from its input"
+    inline = inline_program(words)
+    if inline is not None:
+        return f"{inline} (`{shown}`), which no rule can look into"
+    if words[0].rsplit("/", 1)[-1] == "git":
+        why = git_opaque_reason(words)
+        if why is not None:
+            return f"{why} (`{shown}`)"
+    return None
+
+
+def _shown(words: tuple[str, ...]) -> str:
+    text = " ".join(words)
+    return text if len(text) <= _MESSAGE_WORDS else text[: _MESSAGE_WORDS - 1] + "…"

@@ -134,6 +134,72 @@ HOSTILE: list[Attempt] = [
     *_read_only("cat < /proc/1/environ", "head -c 100 < /proc/1/environ", "0</proc/1/environ cat",
                 "grep -a . < /proc/1/environ", "strings < /proc/1/environ", "(cat) < /proc/1/environ"),
     *_allow("cat /proc/self/environ", "cat /proc/1/environ", "cat /proc/$PPID/environ"),
+
+    # --- issue 9, R4: the bypasses fixed in this round, then variants of each class -----------------------
+    # command runners that take a command line: env -S, trap, watch, flock/script -c, stdin readers
+    *_deny("env -S 'rm -rf x'", "env --split-string='rm -rf x'", "env -vS 'rm x'",
+           "trap 'rm -rf x' EXIT", "trap -- 'rm x' EXIT", "trap \"rm x\" EXIT; ls", "watch 'rm x'",
+           "flock /tmp/l -c 'rm x'", "flock -c 'rm x' /tmp/l", "script -qc 'rm x' /dev/null",
+           "source /dev/stdin <<< 'rm x'", "unshare rm x", "systemd-run rm x", "at now <<< 'rm x'",
+           "batch <<< 'rm x'"),
+    *_deny("env --split-string 'rm x'", "env -S'rm x'", "env -iS 'rm -rf x'", "env -u HOME -S 'rm x'",
+           "env -S 'FOO=1 rm x'", "trap 'rm x' INT TERM", "trap 'rm x' ERR; false", "watch -n 5 'rm x'",
+           "watch -d 'ls; rm x'", "watch echo 'a;' rm x", "flock --command 'rm x' /tmp/l", "flock -nc 'rm x' /tmp/l",
+           "flock -w 3 /tmp/l -c 'rm x'", "script -c 'rm x'", "script --command='rm x' /dev/null",
+           "script -q /dev/null <<< 'rm x'", ". /dev/stdin <<< 'rm x'", "source /dev/fd/0 <<< 'rm x'",
+           "echo 'rm x' | source /dev/stdin", "unshare -r rm x", "systemd-run --user rm x", "pkexec rm x",
+           "setpriv --reuid=1000 rm x", "echo 'rm x' | at now + 1 minute", "at -m now <<< 'rm x'",
+           "echo 'rm x' | batch", "echo '* * * * * rm x' | crontab -", "tmux new-session -d 'rm x'",
+           "screen -dm rm x", "sudo -s 'rm x'", "sg users -c 'rm x'", "valgrind rm x", "echo 'rm x' | sudo sh",
+           "sudo -i 'rm x; ls'", "ncat -l 1234 --sh-exec 'rm x'", "rsync -e 'rm x' a host:b", "man -P 'rm x' ls",
+           "ssh -o ProxyCommand='rm x' host", "ssh -oProxyCommand='rm x' host", "sort --compress-program='rm x' f",
+           "socat - EXEC:'rm x'", "PAGER='rm x' man ls", "GIT_SSH_COMMAND='rm x' git fetch",
+           "tar -xf a.tar --to-command='rm x'", "tar -cf a.tar -I 'rm x' .",
+           "tar -cf /dev/null x --checkpoint-action exec='rm x'", "sudo $CMD x"),
+    # git subcommands, options and configuration that run commands
+    *_deny("git submodule foreach 'rm x'", "git rebase --exec 'rm x' HEAD~1", "git bisect run rm x",
+           "git -c core.pager='rm x' log", "git filter-branch --tree-filter 'rm x'"),
+    *_deny("git rebase -x 'rm x' main", "git rebase -ix 'rm x' main", "git rebase --exec='rm x' main",
+           "git rebase --exe 'rm x' main", "git -c core.editor='rm x' commit", "git -c core.sshCommand='rm x' fetch",
+           "git -c core.fsmonitor='rm x' status", "git -c sequence.editor='rm x' rebase -i HEAD~2",
+           "git -c diff.external='rm x' diff", "git -c credential.helper='!rm x' push", "git -c alias.st='!rm x' st",
+           "git -c alias.x='submodule foreach rm x' x", "git -C . -c core.pager='rm x' log",
+           "git -c Core.Pager='rm x' log", "git -c pager.log='rm x' log", "git -c diff.x.textconv='rm x' log -p",
+           "git submodule --quiet foreach --recursive 'rm x'", "git bisect run sh -c 'rm x'",
+           "git filter-branch --index-filter 'rm x' HEAD", "git filter-branch --msg-filter 'rm x'",
+           "git filter-branch --env-filter='rm x'", "git difftool -x 'rm x'", "git fetch --upload-pack='rm x' origin",
+           "git push --receive-pack='rm x' origin", "git grep -O'rm x' foo", "git clone 'ext::rm% x' dir",
+           "git --config-env=core.pager=CMD log", "git -c core.hooksPath=hooks commit", "git --exec-path=. status",
+           "sudo git -c core.pager='rm x' log"),
+    # program text for other languages: opaque while deny rules exist
+    *_deny("python3 -c 'import os; os.system(\"rm x\")'", "perl -e 'system(\"rm x\")'",
+           "awk 'BEGIN{system(\"rm x\")}'", "vim -c '!rm x' -c q",
+           "tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm x'"),
+    *_deny("python -c 'import os; os.remove(\"x\")'", "python3 -Ic 'import shutil; shutil.rmtree(\"x\")'",
+           "python3 -W ignore -c 'import os; os.remove(\"x\")'", "python3 - <<< 'import os; os.remove(\"x\")'",
+           "python3 <<< 'import os; os.remove(\"x\")'", "node -e 'require(\"fs\").rmSync(\"x\")'",
+           "node --eval 'require(\"child_process\").execSync(\"rm x\")'", "ruby -e 'system(\"rm x\")'",
+           "ruby -e 'File.delete(\"x\")'", "perl -E 'unlink \"x\"'", "perl -ne 'system(\"rm x\")' f",
+           "perl -Mstrict -e 'unlink q(x)'", "echo 'unlink \"x\"' | perl", "php -r 'unlink(\"x\");'",
+           "lua -e 'os.remove(\"x\")'", "Rscript -e 'file.remove(\"x\")'", "awk 'BEGIN{\"rm x\" | getline}'",
+           "awk 'BEGIN{print \"x\" | \"sh\"}'", "gawk --source 'BEGIN{system(\"rm x\")}'",
+           "awk -F: 'BEGIN{system(\"rm x\")}'", "vim +'!rm x' +q", "nvim --cmd '!rm x'", "ex -c '!rm x' -c q f",
+           "gdb -batch -ex 'shell rm x'", "dc -e '!rm x'", "deno eval 'Deno.removeSync(\"x\")'",
+           "expect -c 'spawn rm x'", "osascript -e 'do shell script \"rm x\"'", "emacs --batch --eval '(delete-file \"x\")'",
+           "sudo python3 -c 'import os; os.remove(\"x\")'", "xargs python3 -c 'import os; os.remove(\"x\")'",
+           "timeout 5 python3 -c 'import os; os.remove(\"x\")'", "sh -c 'python3 -c \"import os; os.remove(1)\"'"),
+    # a symlink into /proc, read through an input redirection or under an allow rule
+    *_read_only("cat < link_to_environ", "head -c 10 < ./link_to_environ", "wc -c < data/../link_to_environ",
+                "(cat) < link_to_environ", "grep -a x < link_to_environ", "{ cat; } < link_to_environ"),
+    *_allow("cat link_to_environ", "cat ./link_to_environ", "cat data/../link_to_environ", "cat < link_to_environ",
+            "echo x | cat - link_to_environ", "cat -A link_to_environ", "head link_to_environ"),
+    # protected names in another case
+    *_safety("echo x > .GIT/config", "echo x >> ~/.BASHRC", "cp x .Git/hooks/pre-commit",
+             "echo x > .TOOLAGENT/settings.json"),
+    *_safety("echo x > ~/.Bashrc", "cp x ~/.BASH_PROFILE", "echo x > .SSH/authorized_keys",
+             "tee .GIT/hooks/pre-push < /dev/null", "echo x > .Toolagent/settings.json",
+             "echo x > ~/.Config/Git/config", "echo x >> ~/.ZSHRC", "sed -i s/a/b/ .GIT/config",
+             "echo x > ~/.[B]ashrc", "echo x > ~/.IPython/profile_default/startup/0.py"),
 ]
 
 
@@ -141,51 +207,7 @@ def _known(bug: str, kind: str, *commands: str) -> list[Attempt]:
     return [Attempt(c, kind, bug) for c in commands]
 
 
-BUG_RUNNERS = (
-    "BUG: shell_rules.py does not look through these command runners, so a Bash(rm:*) deny rule "
-    "never sees the rm they run; in bypassPermissions mode (or with the runner allowed) rm runs"
-)
-BUG_GIT = (
-    "BUG: shell_rules._git_candidates only unwraps `git -c alias.x=!cmd`; git subcommands and "
-    "options that run commands (submodule foreach, rebase --exec, bisect run, -c core.pager=…, "
-    "filter-branch) hide rm from a Bash(rm:*) deny rule"
-)
-BUG_INTERPRETERS = (
-    "BUG: inline interpreter code (python -c, perl -e, awk system(), vim -c '!…', tar "
-    "--checkpoint-action=exec=…) runs shell commands the deny rules cannot see; like `curl … | sh` "
-    "it should count as opaque (ask) while content deny/ask rules exist for Bash"
-)
-BUG_INPUT_REDIRECT = (
-    "BUG: input redirections are checked for /proc (`cat < /proc/1/environ` is not read-only), but "
-    "a relative symlink into /proc read through `<` is not resolved against the working directory "
-    "(shell.is_read_only_part passes cwd, but the redirect target of a symlink named in the project "
-    "is only caught when its text names /proc): resolve redirect targets like word arguments"
-)
-BUG_ALLOW_ENVIRON = (
-    "BUG: allow rules refuse parts whose words or input redirections name /proc (shell_rules."
-    "allow_matches_part), but without the working directory a relative symlink into /proc "
-    "(`cat link_to_environ` under Bash(cat:*)) is not resolved: pass cwd to the allow check"
-)
-BUG_CASE = (
-    "BUG: safety.protected_reason compares path components case-sensitively; on case-insensitive "
-    "file systems (macOS, Windows) `.GIT/config` and `~/.BASHRC` are `.git/config` and `~/.bashrc`"
-)
-
-KNOWN_BYPASSES: list[Attempt] = [
-    *_known(BUG_RUNNERS, "deny", "env -S 'rm -rf x'", "env --split-string='rm -rf x'", "env -vS 'rm x'",
-            "trap 'rm -rf x' EXIT", "trap -- 'rm x' EXIT", "trap \"rm x\" EXIT; ls", "watch 'rm x'",
-            "flock /tmp/l -c 'rm x'", "flock -c 'rm x' /tmp/l", "script -qc 'rm x' /dev/null",
-            "source /dev/stdin <<< 'rm x'", "unshare rm x", "systemd-run rm x", "at now <<< 'rm x'",
-            "batch <<< 'rm x'"),
-    *_known(BUG_GIT, "deny", "git submodule foreach 'rm x'", "git rebase --exec 'rm x' HEAD~1",
-            "git bisect run rm x", "git -c core.pager='rm x' log", "git filter-branch --tree-filter 'rm x'"),
-    *_known(BUG_INTERPRETERS, "deny", "python3 -c 'import os; os.system(\"rm x\")'", "perl -e 'system(\"rm x\")'",
-            "awk 'BEGIN{system(\"rm x\")}'", "vim -c '!rm x' -c q",
-            "tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm x'"),
-    *_known(BUG_INPUT_REDIRECT, "read_only", "cat < link_to_environ"),
-    *_known(BUG_ALLOW_ENVIRON, "allow", "cat link_to_environ"),
-    *_known(BUG_CASE, "safety", "echo x > .GIT/config", "echo x >> ~/.BASHRC", "cp x .Git/hooks/pre-commit",
-            "echo x > .TOOLAGENT/settings.json"),
-]
+KNOWN_BYPASSES: list[Attempt] = []
+"""Attempts that get through today, as ``_known(BUG_TEXT, kind, *commands)``; none at present."""
 
 ALL_ATTEMPTS = HOSTILE + KNOWN_BYPASSES

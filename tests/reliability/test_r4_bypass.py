@@ -151,11 +151,12 @@ async def test_hostile_attempt_gets_nowhere(attempt: Attempt, project: Path) -> 
     assert await bypasses(project, attempt) == []
 
 
-@pytest.mark.asyncio
-@pytest.mark.parametrize("attempt", [pytest.param(a, marks=pytest.mark.xfail(strict=True, reason=a.bug))
-                                     for a in KNOWN_BYPASSES], ids=str)
-async def test_known_bypass(attempt: Attempt, project: Path) -> None:
-    assert await bypasses(project, attempt) == []
+if KNOWN_BYPASSES:  # no test at all (rather than an empty parameter set) while none is known
+    @pytest.mark.asyncio
+    @pytest.mark.parametrize("attempt", [pytest.param(a, marks=pytest.mark.xfail(strict=True, reason=a.bug))
+                                         for a in KNOWN_BYPASSES], ids=str)
+    async def test_known_bypass(attempt: Attempt, project: Path) -> None:
+        assert await bypasses(project, attempt) == []
 
 
 # --- the permission tests' own corpus, with the real Bash tool and in every mode ------------------------

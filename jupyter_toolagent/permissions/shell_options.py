@@ -1,0 +1,96 @@
+"""Reading a command's options the way getopt does, for the permission checks.
+
+Several programs take a command line or program text as an option value (``env -S 'rm x'``,
+``flock -c 'rm x'``, ``python3 -Ic CODE``, ``git rebase -x CMD``). The value may be the next
+word (``-c CMD``, ``--command CMD``), attached (``-cCMD``, ``--command=CMD``) or follow a
+cluster of flags (``-qc CMD``). These helpers find such values; they know nothing about any
+particular program — the callers pass the option letters and names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """How one program reads its options.
+
+    ``wanted``/``wanted_long``: the options whose values the caller wants. ``valued``/
+    ``valued_long``: other options that take a value (skipped, so their value is not taken for
+    an operand). ``attached``: letters whose value can only be attached (perl's ``-i.bak``).
+    ``stops``: letters after which the program stops reading options (python's ``-m``)."""
+
+    wanted: str = ""
+    wanted_long: tuple[str, ...] = ()
+    valued: str = ""
+    valued_long: tuple[str, ...] = ()
+    attached: str = ""
+    stops: str = ""
+    abbreviations: bool = False
+    """Long options may be shortened to a unique prefix (git's parse-options)."""
+
+
+@dataclass(frozen=True)
+class OptionScan:
+    values: tuple[tuple[str, int], ...]
+    """The wanted values, each with the index of the first word after it."""
+    first_operand: int | None
+    """Index of the first word that is not an option or an option's value (None: none)."""
+
+
+def _long_matches(name: str, names: Sequence[str], abbreviations: bool) -> bool:
+    if name in names:
+        return True
+    return abbreviations and len(name) > 3 and any(n.startswith(name) for n in names)
+
+
+def scan_options(words: Sequence[str], spec: OptionSpec, start: int = 1) -> OptionScan:
+    """Options from ``words[start:]`` up to the first operand (or ``--``)."""
+    values: list[tuple[str, int]] = []
+    i = start
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            return OptionScan(tuple(values), i + 1 if i + 1 < len(words) else None)
+        if word.startswith("--"):
+            name, eq, value = word.partition("=")
+            takes = _long_matches(name, spec.wanted_long, spec.abbreviations)
+            if takes or _long_matches(name, spec.valued_long, spec.abbreviations):
+                if not eq and i + 1 < len(words):
+                    value, i = words[i + 1], i + 1
+                if takes:
+                    values.append((value, i + 1))
+            i += 1
+            continue
+        if not word.startswith("-") or word == "-":
+            return OptionScan(tuple(values), i)
+        for j, letter in enumerate(word[1:], start=1):
+            if letter in spec.stops:  # `python -m mod`: what runs is named here
+                return OptionScan(tuple(values), i)
+            if letter in spec.attached:
+                break
+            if letter in spec.wanted or letter in spec.valued:
+                value = word[j + 1 :]
+                if not value and i + 1 < len(words):
+                    value, i = words[i + 1], i + 1
+                if letter in spec.wanted:
+                    values.append((value, i + 1))
+                break
+        i += 1
+    return OptionScan(tuple(values), None)
+
+
+def option_values(words: Sequence[str], spec: OptionSpec, start: int = 1) -> list[str]:
+    """The values of the wanted options, anywhere in ``words`` (programs that permute their
+    arguments, like GNU getopt, accept options after operands: ``flock FILE -c CMD``)."""
+    found: list[str] = []
+    i = start
+    while i < len(words):
+        scan = scan_options(words, spec, i)
+        found.extend(value for value, _ in scan.values)
+        if scan.first_operand is None or words[scan.first_operand - 1] == "--":
+            break
+        i = scan.first_operand + 1
+    return found
