@@ -8,43 +8,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from jupyter_toolagent.core.permission_types import ShellCommand
 from jupyter_toolagent.core.results import ToolOutputStore
 from jupyter_toolagent.core.run_tool_use import ToolCallOutcome, run_tool_use
 from jupyter_toolagent.core.tool import Progress, Tool, ToolOptions, ToolPool, ToolUseContext
 from jupyter_toolagent.hooks import HookRegistry, RegistryHookRunner
-from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, is_read_only_command
-
-
-class CommandInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    command: str
+from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions
 
 
 class CodeInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
     code: str = ""
-
-
-class RecordingShell(Tool):
-    """Named Bash; records the commands it is asked to run and runs none of them."""
-
-    name = "Bash"
-    description = "records commands"
-    input_model = CommandInput
-
-    def __init__(self) -> None:
-        self.recorded: list[str] = []
-
-    def permission_subject(self, input: BaseModel, ctx: ToolUseContext) -> ShellCommand:
-        return ShellCommand(input.command)  # type: ignore[attr-defined]
-
-    def is_read_only(self, input: BaseModel) -> bool:
-        return is_read_only_command(input.command)  # type: ignore[attr-defined]
-
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> str:
-        self.recorded.append(input.command)  # type: ignore[attr-defined]
-        return f"recorded: {input.command}"  # type: ignore[attr-defined]
 
 
 class PythonLike(Tool):

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_support import PythonLike, RecordingShell, call, pipeline_ctx, project_dir, text_of
+from hook_support import PythonLike, call, pipeline_ctx, project_dir, text_of
+from recording_shell import RecordingShell
 
 from jupyter_toolagent.core.events import NoticeEvent, PermissionAskedEvent
 from jupyter_toolagent.core.permission_types import ApprovalRequest, ApprovalResponse

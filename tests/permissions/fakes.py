@@ -12,21 +12,16 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
+from recording_shell import RecordingShell
 
 from jupyter_toolagent.core.permission_types import (
     ApprovalRequest,
     ApprovalResponse,
     FileAccess,
     PermissionDecision,
-    ShellCommand,
 )
 from jupyter_toolagent.core.tool import Progress, Tool, ToolOptions, ToolPool, ToolUseContext
-from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, decide, is_read_only_command
-
-
-class CommandInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    command: str
+from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, decide
 
 
 class PathInput(BaseModel):
@@ -40,28 +35,8 @@ class CodeInput(BaseModel):
     code: str = ""
 
 
-class FakeBash(Tool):
-    """A shell tool that records commands. It never runs them."""
-
-    name = "Bash"
-    description = "records shell commands (never runs them)"
-    input_model = CommandInput
-
-    def __init__(self) -> None:
-        self.recorded: list[str] = []
-
-    def permission_subject(self, input: BaseModel, ctx: ToolUseContext) -> ShellCommand:
-        return ShellCommand(input.command)  # type: ignore[attr-defined]
-
-    def is_read_only(self, input: BaseModel) -> bool:
-        return is_read_only_command(input.command)  # type: ignore[attr-defined]
-
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
-        return self.is_read_only(input)
-
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> str:
-        self.recorded.append(input.command)  # type: ignore[attr-defined]
-        return "recorded, not run"
+FakeBash = RecordingShell
+"""The shared recording shell tool, under the name these tests have always used."""
 
 
 class FakeFileTool(Tool):

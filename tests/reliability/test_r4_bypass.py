@@ -23,13 +23,13 @@ from typing import Any, Iterator
 import pytest
 from corpus_data import ALL_CASES as EXISTING_CORPUS
 from hostile_corpus import HOSTILE, KNOWN_BYPASSES, Attempt
-from pydantic import BaseModel, ConfigDict
+from recording_shell import RecordingShell
 from reliability_support import report
 
 from jupyter_toolagent import agent_hook
-from jupyter_toolagent.core.permission_types import PermissionDecision, ShellCommand
+from jupyter_toolagent.core.permission_types import PermissionDecision
 from jupyter_toolagent.core.session import RunConfig, Session
-from jupyter_toolagent.core.tool import Progress, Tool, ToolOptions, ToolPool, ToolUseContext
+from jupyter_toolagent.core.tool import Tool, ToolOptions, ToolPool, ToolUseContext
 from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
 from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, decide, is_read_only_command
 from jupyter_toolagent.permissions.rules import parse_rule
@@ -212,32 +212,6 @@ async def test_reading_the_environment_through_a_path_is_not_automatic(path: str
 
 
 # --- hooks --------------------------------------------------------------------------------------------------
-
-class CommandInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    command: str
-
-
-class RecordingShell(Tool):
-    """Named Bash, judged like Bash; records the commands it is asked to run and runs none."""
-
-    name = "Bash"
-    description = "records shell commands, never runs them"
-    input_model = CommandInput
-
-    def __init__(self) -> None:
-        self.recorded: list[str] = []
-
-    def permission_subject(self, input: BaseModel, ctx: ToolUseContext) -> ShellCommand:
-        return ShellCommand(input.command)  # type: ignore[attr-defined]
-
-    def is_read_only(self, input: BaseModel) -> bool:
-        return is_read_only_command(input.command)  # type: ignore[attr-defined]
-
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> str:
-        self.recorded.append(input.command)  # type: ignore[attr-defined]
-        return "recorded, not run"
-
 
 async def run_shell_call(project: Path, command: str, **config: Any) -> tuple[RecordingShell, Session, list[Any]]:
     """One model turn asking for ``command`` through the whole run (hooks from the process-wide
