@@ -10,11 +10,19 @@ while every request is built the same way.
 Thinking blocks are the exception to every rule here: the API verifies their signatures, so
 they go out exactly as they came in (same keys, same order), even if they carry keys this
 module would otherwise remove.
+
+Nothing is copied that does not change. A message or block that needs no cleaning is the very
+object of the transcript; a cleaned one is a new dict whose untouched values are still shared.
+Copying the whole transcript for every request made each request cost time and memory in
+proportion to the conversation so far (quadratic over a session). The price of sharing is a
+rule: nobody mutates a transcript block, or a block of a built request, in place — code that
+changes one builds a new dict (`build_request_body` copies the block it marks, repair copies
+what it fixes, hooks get a copy of a tool's input).
 """
 
 from __future__ import annotations
 
-import copy
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,43 +42,60 @@ def _is_ui_only(item: Mapping[str, Any]) -> bool:
     return item.get(UI_ONLY_KEY) is True or item.get("type") in UI_ONLY_BLOCK_TYPES
 
 
+def _is_api_key(key: Any) -> bool:
+    return not (isinstance(key, str) and (key.startswith("_") or key == UI_ONLY_KEY))
+
+
 def _api_keys(item: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy without private (``_``-prefixed) keys and the UI marker.
+    """``item`` without private (``_``-prefixed) keys and the UI marker; ``item`` itself when it
+    has none of them (and is a dict).
 
     Only the top level is cleaned: nested values such as a tool's ``input`` are the model's
-    or the user's data, where a leading underscore is legitimate.
+    or the user's data, where a leading underscore is legitimate. They are shared, not copied.
     """
-    return {
-        key: copy.deepcopy(value)
-        for key, value in item.items()
-        if not (isinstance(key, str) and key.startswith("_")) and key != UI_ONLY_KEY
-    }
+    if isinstance(item, dict):
+        for key in item:  # a plain loop: this runs for every message and block of every request
+            if not _is_api_key(key):
+                break
+        else:
+            return item
+    return {key: value for key, value in item.items() if _is_api_key(key)}
 
 
 def _normalize_result_content(content: Any, is_error: bool) -> Any:
+    """The content of a tool_result as sent; ``content`` itself when nothing changes."""
     if not isinstance(content, (list, tuple)):
-        return copy.deepcopy(content)
+        return content
     kept = [
-        _api_keys(item) if isinstance(item, Mapping) else copy.deepcopy(item)
+        _api_keys(item) if isinstance(item, Mapping) else item
         for item in content
         if not (isinstance(item, Mapping) and _is_ui_only(item))
     ]
-    if not is_error:
-        return kept
-    text_only = [item for item in kept if isinstance(item, Mapping) and item.get("type") == "text"]
-    if kept and not text_only:
-        return [{"type": "text", "text": ERROR_RESULT_STRIPPED_NOTE}]
-    return text_only
+    if is_error:
+        text_only = [item for item in kept if isinstance(item, Mapping) and item.get("type") == "text"]
+        if kept and not text_only:
+            return [{"type": "text", "text": ERROR_RESULT_STRIPPED_NOTE}]
+        kept = text_only
+    return content if _same_items(content, kept) else kept
 
 
-def _normalize_block(block: Mapping[str, Any], aliases: Mapping[str, str]) -> dict[str, Any]:
+def _same_items(original: Any, new: list[Any]) -> bool:
+    """True when ``new`` holds exactly the objects of ``original``, a list (nothing to copy)."""
+    return isinstance(original, list) and len(original) == len(new) and all(map(operator.is_, original, new))
+
+
+def _normalize_block(block: Mapping[str, Any], aliases: Mapping[str, str]) -> Mapping[str, Any]:
     if block.get("type") in THINKING_TYPES:
-        return copy.deepcopy(dict(block))
+        return block if isinstance(block, dict) else dict(block)
     clean = _api_keys(block)
     if clean.get("type") == TOOL_USE and clean.get("name") in aliases:
-        clean["name"] = aliases[clean["name"]]
+        canonical = aliases[clean["name"]]
+        if canonical != clean["name"]:
+            clean = {**clean, "name": canonical}
     elif clean.get("type") == TOOL_RESULT and "content" in clean:
-        clean["content"] = _normalize_result_content(block["content"], clean.get("is_error") is True)
+        content = _normalize_result_content(clean["content"], clean.get("is_error") is True)
+        if content is not clean["content"]:
+            clean = {**clean, "content": content}
     return clean
 
 
@@ -82,17 +107,19 @@ def _normalize_message(
         return None
     checked_blocks = content_blocks(message, index)  # raises on a malformed message
     content = message.get("content")
-    result = _api_keys({key: value for key, value in message.items() if key != "content"})
+    clean = _api_keys(message)
     if isinstance(content, str):
-        result["content"] = content
-        return result if content else None
+        return clean if content else None
     blocks = [
         _normalize_block(block, aliases)
         for block in checked_blocks
         if block.get("type") in THINKING_TYPES or not _is_ui_only(block)
     ]
-    result["content"] = blocks
-    return result if blocks else None
+    if not blocks:
+        return None
+    if clean is message and _same_items(content, blocks):
+        return clean
+    return {**clean, "content": blocks}
 
 
 def _merge(group: list[dict[str, Any]]) -> dict[str, Any]:
@@ -117,6 +144,9 @@ def normalize_messages_for_api(
     messages: Sequence[Mapping[str, Any]], *, aliases: Mapping[str, str] | None = None
 ) -> list[dict[str, Any]]:
     """A new message list as the API should receive it; the input is left untouched.
+
+    Messages and blocks that need no change are shared with the input, not copied (see the
+    module docstring): treat both the input and the result as read-only.
 
     - drops UI-only items: messages or blocks marked ``"ui_only": True`` and blocks of type
       ``progress`` / ``system_note`` (also inside tool_result content); messages left empty

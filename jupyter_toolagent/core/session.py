@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Liter
 
 from .abort import AbortSignal
 from .events import AgentEvent, RunFinishedEvent
+from .request_log import RequestLog
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -70,8 +71,9 @@ class RunRecord:
     started_at: float = field(default_factory=time.time)
     finished_at: float | None = None
     events: list[AgentEvent] = field(default_factory=list)
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    """Request bodies exactly as sent (JSON-ready)."""
+    requests: RequestLog = field(default_factory=RequestLog)
+    """Request bodies exactly as sent (JSON-ready once listed: ``list(record.requests)``); stored
+    without repeating the transcript in every body (see `RequestLog`)."""
     responses: list[dict[str, Any]] = field(default_factory=list)
     """Assistant messages as received (after accumulation)."""
     request_ids: list[str | None] = field(default_factory=list)

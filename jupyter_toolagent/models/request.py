@@ -22,8 +22,12 @@ every ``cache_control`` removed, one JSON document per tool / system block / mes
 "request N's prefix is byte-identical in request N+1" is the plain
 ``next_bytes.startswith(prev_bytes)``.
 
-`build_request_body` never mutates its inputs (messages are the session transcript): it copies
-the message dicts whose content it rewrites, and deep-copies only the block it annotates.
+`build_request_body` never mutates its inputs (messages are the session transcript) and copies
+only what it changes: a message whose string content it rewrites, and the one message, content
+list and block that get the breakpoint (a shallow copy: only the top-level key is added). Every
+other message and block of the body is the caller's object, shared — copying the transcript
+for every request would cost time and memory in proportion to the conversation so far. So
+neither the body nor the transcript may be mutated in place afterwards.
 """
 
 from __future__ import annotations
@@ -48,9 +52,8 @@ _RESERVED = frozenset({"model", "max_tokens", "system", "tools", "messages"})
 
 
 def _marked(block: dict[str, Any]) -> dict[str, Any]:
-    marked = copy.deepcopy(block)
-    marked["cache_control"] = dict(CACHE_CONTROL)
-    return marked
+    """A copy of ``block`` with a breakpoint; its nested values stay shared (they do not change)."""
+    return {**block, "cache_control": dict(CACHE_CONTROL)}
 
 
 def _can_mark(block: dict[str, Any]) -> bool:

@@ -164,18 +164,26 @@ def test_thinking_is_exempt_from_every_rule() -> None:
     assert json.dumps(second).encode() == json.dumps(redacted).encode()
 
 
-def test_the_input_is_never_modified_and_the_output_shares_nothing_with_it() -> None:
+def test_the_input_is_never_modified_and_only_what_changes_is_copied() -> None:
     transcript = [
         {"role": "user", "content": [text("go", _x=1)]},
         {"role": "assistant", "content": [use("t1", "cat", path="p")]},
         {"role": "user", "content": [text("note")]},
         {"role": "user", "content": [result("t1", [IMAGE], is_error=True)]},
+        {"role": "assistant", "content": [text("done")]},
     ]
     before = copy.deepcopy(transcript)
     sent = normalize_messages_for_api(transcript, aliases={"cat": "Read"})
     assert transcript == before
-    sent[1]["content"][0]["input"]["path"] = "changed"
+    # changed: new dicts (the originals keep their private key and alias) ...
+    assert sent[0] is not transcript[0] and sent[0]["content"][0] is not transcript[0]["content"][0]
+    assert sent[1]["content"][0] is not transcript[1]["content"][0]
+    assert sent[1]["content"][0]["name"] == "Read" and transcript[1]["content"][0]["name"] == "cat"
+    # ... whose untouched values are shared; an unchanged message is the transcript's own
+    assert sent[1]["content"][0]["input"] is transcript[1]["content"][0]["input"]
+    assert sent[3] is transcript[4]
     sent[0]["content"].append(text("extra"))
+    sent[2]["content"][0]["content"] = "replaced"
     assert transcript == before
 
 

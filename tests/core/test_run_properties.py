@@ -20,7 +20,6 @@ import asyncio
 from collections import Counter
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict

@@ -9,8 +9,9 @@ Both go through the real SDK path (`AnthropicModel` → `FakeAnthropicServer`).
   the per-request cost growing with the length of the conversation (each stored request body
   holding its own copy of the whole transcript would make the second half of the run cost far
   more per request than the first half). The bound: the second half costs at most 1.5 times
-  the first half per request, and at most 64 KB per request — today a strict expected failure
-  (the second half costs about 2.3 times the first, over 200 KB per request).
+  the first half per request, and at most 64 KB per request. (Before requests shared the
+  transcript's blocks and `RunRecord.requests` became a `RequestLog`, it was ~226 KB per request
+  over requests 50-275 and ~511 KB over 275-500, a 206 MB traced peak.)
 * 1,000 safe calls in one assistant message with ``TOOLAGENT_MAX_TOOL_USE_CONCURRENCY=10``:
   never more than 10 at once, 10 reached, every call paired, the follow-up request accepted.
 """
@@ -139,13 +140,6 @@ def test_a_500_request_session_stays_valid(long_run: LongRun) -> None:
     assert len(long_run.session.messages) == 2 * REQUESTS
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: memory grows quadratically with the length of a run: core/pairing_normalize.py "
-    "(_api_keys: copy.deepcopy of every block) gives every request a private deep copy of the whole "
-    "transcript, and core/query.py drive_run keeps each body in RunRecord.requests (record.requests."
-    "append(body)); measured ~226 KB per request over requests 50-275 and ~511 KB over 275-500 for "
-    "a transcript that grows 319 bytes per request (206 MB traced peak). Keep the bodies with shared "
-    "structure (no deep copy of unchanged blocks) or store each request as the messages it added"))
 def test_memory_per_request_does_not_grow_with_the_conversation(long_run: LongRun) -> None:
     first, second = long_run.per_request(*MARKS[:2]), long_run.per_request(*MARKS[1:])
     assert second <= 1.5 * first + 1024, "the per-request cost grows with the conversation (quadratic memory)"
