@@ -2,6 +2,8 @@
 
 * No test can reach the real API with a real key: credentials are removed from the
   environment before anything runs (tests talk to `FakeAnthropicServer` on 127.0.0.1).
+* With ``CI`` set (``scripts/test.sh`` sets it), a skipped test fails the run: a test that
+  cannot run there is a broken set-up, not a pass.
 * Real-browser tests run last: Playwright's sync API keeps an event loop running on the main
   thread for the session-scoped browser, and asyncio tests collected after it could not start
   their own loop.
@@ -22,6 +24,16 @@ for _name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not os.environ.get("CI") or exitstatus != 0:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
+    if skipped:
+        reporter.write_line(f"{len(skipped)} test(s) skipped under CI: failing the run", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # Everything the SDK reads to find credentials or a profile.
