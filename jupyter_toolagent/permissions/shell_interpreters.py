@@ -7,7 +7,7 @@ A deny rule such as ``Bash(rm:*)`` can only see shell commands. Three kinds of t
 * **program text for another language** — ``python3 -c``, ``perl -e``/``-E``, ``ruby -e``,
   ``node -e``/``-p``, ``php -r``, ``lua -e``, ``Rscript -e``, ``julia -e``, ``osascript -e``,
   ``dc -e``, ``expect -c``, ``deno eval``, an ``awk`` program that calls ``system()`` or opens a
-  pipe, ``vim -c``/``+cmd``/``--cmd``, ``gdb -ex``, ``emacs --eval`` (`inline_program`): no
+  pipe, a ``sed`` script with an ``e`` command or an ``s///e`` (`shell_sed`), ``vim -c``/``+cmd``/``--cmd``, ``gdb -ex``, ``emacs --eval`` (`inline_program`): no
   parser here can tell what such code runs, so the engine treats the command as opaque — a
   person decides while content deny/ask rules exist, whatever the mode or an allow rule for
   the interpreter says (`shell_rules.opaque_reason`);
@@ -17,7 +17,7 @@ A deny rule such as ``Bash(rm:*)`` can only see shell commands. Three kinds of t
   pipe feeding it is only searched as text.
 
 Known limit: a program run from a *file* (``python3 script.py``, ``perl x.pl``, ``awk -f
-prog.awk``, ``bash script.sh``, ``source env.sh``, ``vim -S x.vim``) is judged by its command line
+prog.awk``, ``sed -f x.sed``, ``bash script.sh``, ``source env.sh``, ``vim -S x.vim``) is judged by its command line
 only, as before; what the file does is not checked. Rules for interpreters should be written
 with that in mind (deny ``Bash(python3:*)`` rather than hope a ``Bash(rm:*)`` rule sees inside
 a script).
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .shell_options import OptionSpec, scan_options
+from .shell_sed import sed_runs_commands, sed_script_files
 
 __all__ = ["SHELLS", "inline_program", "reads_program_from_input", "shell_scripts"]
 
@@ -76,6 +77,7 @@ _INTERPRETERS: dict[str, _Interpreter] = {
     "luajit": _Interpreter(OptionSpec(wanted="e", valued="l")),
 }
 _PYTHON_NAME = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?[a-z]?$")
+_SED = frozenset({"sed", "gsed"})
 _VIM = frozenset({"vim", "vi", "nvim", "gvim", "view", "vimdiff", "nvim-qt", "evim", "gview"})
 _EX = frozenset({"ex", "ed", "red"})
 """Editors that read their commands from stdin."""
@@ -120,6 +122,8 @@ def inline_program(words: Sequence[str]) -> str | None:
         return None
     if name == "deno" and len(words) > 1 and words[1] == "eval":
         return "`deno eval` runs the program text given on its command line"
+    if name in _SED:
+        return f"the `{name}` script runs commands (`e`)" if sed_runs_commands(words) else None
     if name in _VIM:
         return _vim_commands(name, words)
     if name in ("gdb", "emacs", "pwsh", "powershell"):
@@ -171,6 +175,8 @@ def reads_program_from_input(words: Sequence[str]) -> bool:
         return not scan.values and (scan.first_operand is None or words[scan.first_operand] == "-")
     if name in ("source", "."):
         return bool(rest) and rest[0] in _STDIN_FILES
+    if name in _SED:
+        return any(file in _STDIN_FILES for file in sed_script_files(words))
     if name in ("at", "batch"):
         return not any(w.startswith("-") and any(c in w for c in "flrdc") for w in rest)
     if name == "crontab":

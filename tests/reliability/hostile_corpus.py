@@ -188,6 +188,10 @@ HOSTILE: list[Attempt] = [
            "expect -c 'spawn rm x'", "osascript -e 'do shell script \"rm x\"'", "emacs --batch --eval '(delete-file \"x\")'",
            "sudo python3 -c 'import os; os.remove(\"x\")'", "xargs python3 -c 'import os; os.remove(\"x\")'",
            "timeout 5 python3 -c 'import os; os.remove(\"x\")'", "sh -c 'python3 -c \"import os; os.remove(1)\"'"),
+    # sed's `e` command and `s///e` flag run shell commands; `e` alone runs the file's lines
+    *_deny("sed e commands.txt", "sed -n 's/^/r/;s/^r/&m /e' list.txt", "sed -f - f < script.sed",
+           "gsed '1e' f", "sed --expression='$e' f", "sed f -e 'x;G;s/\\n//e'", "sed -n '/[/]/e' f",
+           "sed 's/[/]/;a/e' f", "sudo sed -i.bak '1e' f", "xargs -a list sed e"),
     # a symlink into /proc, read through an input redirection or under an allow rule
     *_read_only("cat < link_to_environ", "head -c 10 < ./link_to_environ", "wc -c < data/../link_to_environ",
                 "(cat) < link_to_environ", "grep -a x < link_to_environ", "{ cat; } < link_to_environ"),

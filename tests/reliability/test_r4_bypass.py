@@ -9,7 +9,8 @@ few attempts go all the way through `Session.run` to a shell tool that records w
 run — and must record nothing.
 
 Commands are only classified; none is ever executed (the shell tool records, never runs).
-Attempts that currently get through are kept as strict expected failures naming the bug.
+An attempt found to get through goes into ``KNOWN_BYPASSES`` as a strict expected failure
+naming the bug until it is fixed (none is there today).
 """
 
 from __future__ import annotations
