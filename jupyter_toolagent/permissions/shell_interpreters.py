@@ -7,7 +7,7 @@ A deny rule such as ``Bash(rm:*)`` can only see shell commands. Three kinds of t
 * **program text for another language** — ``python3 -c``, ``perl -e``/``-E``, ``ruby -e``,
   ``node -e``/``-p``, ``php -r``, ``lua -e``, ``Rscript -e``, ``julia -e``, ``osascript -e``,
   ``dc -e``, ``expect -c``, ``deno eval``, an ``awk`` program that calls ``system()`` or opens a
-  pipe, a ``sed`` script with an ``e`` command or an ``s///e`` (`shell_sed`), ``vim -c``/``+cmd``/``--cmd``, ``gdb -ex``, ``emacs --eval`` (`inline_program`): no
+  pipe, a ``sed`` script with an ``e`` command or an ``s///e`` (`shell_sed`), ``vim -c``/``+cmd``/``--cmd``, ``gdb -ex``, ``emacs --eval``, ``make --eval`` (`inline_program`): no
   parser here can tell what such code runs, so the engine treats the command as opaque — a
   person decides while content deny/ask rules exist, whatever the mode or an allow rule for
   the interpreter says (`shell_rules.opaque_reason`);
@@ -126,7 +126,7 @@ def inline_program(words: Sequence[str]) -> str | None:
         return f"the `{name}` script runs commands (`e`)" if sed_runs_commands(words) else None
     if name in _VIM:
         return _vim_commands(name, words)
-    if name in ("gdb", "emacs", "pwsh", "powershell"):
+    if name in ("gdb", "emacs", "pwsh", "powershell", "make", "gmake"):
         return _long_code_options(name, words)
     return None
 
@@ -144,14 +144,17 @@ _LONG_CODE = {
     "gdb": ("-ex", "--ex", "-iex", "--iex", "-eval-command", "--eval-command", "-init-eval-command",
             "--init-eval-command"),
     "emacs": ("-eval", "--eval", "-execute", "--execute"),
+    "make": ("--eval", "-E"),
     "pwsh": ("-c", "-command", "-commandwithargs", "-cwa", "-encodedcommand", "-e", "-ec", "-enc"),
 }
 
 
 def _long_code_options(name: str, words: Sequence[str]) -> str | None:
-    options = _LONG_CODE["pwsh" if name == "powershell" else name]
+    program = {"powershell": "pwsh", "gmake": "make"}.get(name, name)
+    options = _LONG_CODE[program]
     for word in words[1:]:
-        if word.lower().split("=", 1)[0] in options:
+        option = word.split("=", 1)[0]
+        if (option.lower() if program == "pwsh" else option) in options:  # PowerShell ignores case
             return f"`{name}` runs the code given on its command line"
     return None
 

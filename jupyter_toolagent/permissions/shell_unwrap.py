@@ -3,7 +3,8 @@
 Deny and ask rules narrow what may run, so they must see a command however it is wrapped:
 ``sudo rm``, ``xargs rm``, ``env -S 'rm x'``, ``sh -c 'rm x'``, ``eval``, ``trap 'rm x' EXIT``,
 ``watch 'rm x'``, ``flock L -c 'rm x'``, ``script -c 'rm x'``, ``find -exec rm``, ``tar
---to-command='rm x'``, ``rsync -e CMD``, ``git rebase --exec 'rm x'`` (see `shell_git`).
+--to-command='rm x'``, ``rsync -e CMD``, ``zip -TT CMD``, ``ssh host 'rm x'`` (the remote command:
+the host may be this machine), ``git rebase --exec 'rm x'`` (see `shell_git`).
 `unwrap` lists every word list the command may run — over-inclusive on purpose: a runner's
 later words are each tried as the start of a command, and a single word that holds a command
 line is parsed as one.
@@ -54,6 +55,7 @@ _SCRIPT_OPTIONS: dict[str, OptionSpec] = {
     "sort": OptionSpec(wanted_long=("--compress-program",), valued="okStT"),
     "nc": OptionSpec(wanted="ec", wanted_long=("--exec", "--sh-exec", "--lua-exec")),
     "sbatch": OptionSpec(wanted_long=("--wrap",)),
+    "zip": OptionSpec(wanted_long=("--unzip-command",), valued="bnt", valued_long=("--temp-path", "--suffixes")),
     "ssh": OptionSpec(wanted="o", valued="bcDEeFIiJLlmOpQRSWw"),
     "scp": OptionSpec(wanted="oS", valued="cFiJlPD"),
     "sftp": OptionSpec(wanted="oS", valued="BbcDFiJlPRs"),
@@ -155,6 +157,15 @@ def _run_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, .
             yield from _script(_option_command(name, value), depth)
         if name == "env":
             yield from _env_split_string(words, depth)
+    if name == "ssh":
+        yield from _ssh_remote_command(words, depth)
+    if name == "zip":  # `-TT CMD`: two letters, so not a getopt option
+        for i, word in enumerate(words[1:], start=1):
+            if word.startswith("-TT"):
+                value = word[3:] or (words[i + 1] if i + 1 < len(words) else "")
+                yield from _script(value, depth)
+    if name in ("make", "gmake") and any("=" in w and not w.startswith("-") for w in words[1:]):
+        yield _TEXT  # `make CC='rm x'`: a variable a recipe may run
     if name == "socat":
         for word in words[1:]:
             if _SOCAT_EXEC.match(word):
@@ -185,6 +196,13 @@ def _option_command(name: str, value: str) -> str:
         key, _, rest = value.replace("=", " ", 1).partition(" ")
         return rest if key.lower() in _SSH_COMMAND_KEYS else ""
     return value
+
+
+def _ssh_remote_command(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, ...]]:
+    """``ssh [options] HOST CMD…``: the words after the host, joined, run in the remote shell."""
+    host = scan_options(words, _SCRIPT_OPTIONS["ssh"]).first_operand
+    if host is not None and host + 1 < len(words):
+        yield from _script(" ".join(words[host + 1:]), depth)
 
 
 def _trap_script(words: Sequence[str]) -> list[str]:

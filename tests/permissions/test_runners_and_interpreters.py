@@ -62,6 +62,13 @@ LEGITIMATE = [
     ("sudo -u postgres psql -c 'select 1'", BYPASS, "mode"),
     ("echo x > my.bashrc.txt", BYPASS, "mode"),
     ("echo x > GitConfig.md", BYPASS, "mode"),
+    ("ssh host uptime", allowing("Bash(ssh:*)"), "rule"),
+    ("ssh -p 2222 host 'cd /srv && ls'", allowing("Bash(ssh:*)"), "rule"),
+    ("zip -r out.zip data", allowing("Bash(zip:*)"), "rule"),
+    ("zip -T -TT 'unzip -tq' out.zip data", allowing("Bash(zip:*)"), "rule"),
+    ("make -j4 all", allowing("Bash(make:*)"), "rule"),
+    ("make test PYTHON=python3", allowing("Bash(make:*)"), "rule"),
+    ("sed -i 's/old/new/g' notes.txt", allowing("Bash(sed:*)"), "rule"),
 ]
 
 
@@ -187,6 +194,7 @@ def test_git_opaque_reason(words: tuple[str, ...], opaque: bool) -> None:
     (("bash",), False, True), (("bash", "script.sh"), False, False), (("sh", "-c", "ls"), False, False),
     (("source", "/dev/stdin"), False, True), (("source", "env.sh"), False, False),
     (("at", "now"), False, True), (("at", "-l"), False, False), (("at", "-f", "job", "now"), False, False),
+    (("make", "--eval=all:;x"), True, False), (("gmake", "-E", "x"), True, False), (("make", "-e", "all"), False, False),
     (("crontab", "-"), False, True), (("crontab", "-l"), False, False), (("ed", "f"), False, True),
     (("script", "-q", "log"), False, True), (("script", "-qc", "ls", "log"), False, False),
 ])
@@ -206,6 +214,10 @@ def test_interpreters(words: tuple[str, ...], inline: bool, reads_input: bool) -
     ("unshare -r make test", ("make", "test")),
     ("git -c core.pager='less -R' log", ("less", "-R")),
     ("git rebase --exec 'make test' main", ("make", "test")),
+    ("ssh -p 22 host make test", ("make", "test")),
+    ("ssh -o BatchMode=yes host 'make test; ls'", ("make", "test")),
+    ("zip -T -TT 'make test' a.zip f", ("make", "test")),
+    ("zip --unzip-command='make test' -T a.zip f", ("make", "test")),
 ])
 def test_unwrap_lists_what_runs(command: str, inner: tuple[str, ...]) -> None:
     unwrapped = unwrap(command)
@@ -219,6 +231,8 @@ def test_unwrap_notes_strings_that_run_as_commands() -> None:
     assert unwrap("sh -c 'ls'").runs_text  # type: ignore[union-attr]
     assert unwrap("PAGER='less' man ls").runs_text  # type: ignore[union-attr]
     assert unwrap("echo hi | python3").runs_text  # type: ignore[union-attr]
+    assert unwrap("make CC='gcc -O2' all").runs_text  # type: ignore[union-attr]  # a recipe may run $(CC)
+    assert not unwrap("make -j4 all").runs_text  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(("command", "opaque"), [

@@ -192,6 +192,11 @@ HOSTILE: list[Attempt] = [
     *_deny("sed e commands.txt", "sed -n 's/^/r/;s/^r/&m /e' list.txt", "sed -f - f < script.sed",
            "gsed '1e' f", "sed --expression='$e' f", "sed f -e 'x;G;s/\\n//e'", "sed -n '/[/]/e' f",
            "sed 's/[/]/;a/e' f", "sudo sed -i.bak '1e' f", "xargs -a list sed e"),
+    # a remote command (the host may be this machine), zip's test command, make's text and variables
+    *_deny("ssh localhost rm -rf x", "ssh -p 22 localhost 'rm x'", "ssh -o BatchMode=yes localhost sh -c 'rm x'",
+           "ssh -l me localhost -- rm x", "zip -T -TT 'rm x' a.zip f", "zip -TTrm a.zip f",
+           "zip --unzip-command='rm x' -T a.zip f", "make --eval='all:; rm x'", "make --eval='all:; $(X)'",
+           "make CC='rm x' all", "gmake -E 'all:;rm x'", "sudo ssh localhost rm x"),
     # a symlink into /proc, read through an input redirection or under an allow rule
     *_read_only("cat < link_to_environ", "head -c 10 < ./link_to_environ", "wc -c < data/../link_to_environ",
                 "(cat) < link_to_environ", "grep -a x < link_to_environ", "{ cat; } < link_to_environ"),
