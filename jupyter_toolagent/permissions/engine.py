@@ -30,7 +30,7 @@ reaches every process's environment).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core.permission_types import FileAccess, PermissionDecision, PermissionSubject, ShellCommand
 from ..core.tool import ToolPool
@@ -40,6 +40,7 @@ from .paths import compile_pattern, is_inside, path_rule_content, resolve_path
 from .rules import RuleBehavior, RuleEntry, parse_rule
 from .safety import check_file_edit, check_shell
 from .shell import ParsedCommand, SimpleCommand, is_read_only_parsed, is_read_only_part
+from .shell_cwd import part_directories
 from .shell_rules import (
     allow_matches_part,
     opaque_reason,
@@ -298,10 +299,12 @@ def _allow_rule(perms: PermissionContext, call: _Call) -> RuleEntry | None:
         shell = call.shell
         if shell is None or shell.defines_function or shell.redirect_expansions:
             return None  # only an exact rule for the whole text allows these
+        directories = part_directories(shell, str(perms.cwd))
+        if directories is None:
+            return None  # a change of directory nobody can follow: no part can be checked
         used: RuleEntry | None = None
-        cwd = str(perms.cwd)
-        for part in shell.commands:
-            if cwd != "/" and is_read_only_part(part, cwd):
+        for part, cwd in zip(shell.commands, directories):
+            if _read_only_in(part, cwd):
                 continue
             match = next((e for e in entries if allow_matches_part(e.rule.content or "", part, cwd)), None)
             if match is None:
@@ -346,22 +349,23 @@ def _not_allowed_reason(call: _Call, perms: PermissionContext) -> str:
         return f"{call.describe()} could not be parsed, so no rule can allow it except its exact text"
     if isinstance(call.subject, ShellCommand) and call.shell is not None and call.shell.compound:
         contents = [e.rule.content or "" for e in perms.entries("allow") if _applies_to(e, call)]
-        missing = uncovered_parts(call.shell, contents, _read_only_in(perms), str(perms.cwd))
+        missing = uncovered_parts(call.shell, contents, _read_only_in, str(perms.cwd))
         listed = ", ".join(f"`{p.text}`" for p in missing)
         return f"parts of {call.describe()} are not allowed by any rule: {listed}"
     return f"{call.describe()} is not allowed by any rule"
 
 
-def _read_only_in(perms: PermissionContext) -> "Callable[[SimpleCommand], bool]":
-    cwd = str(perms.cwd)
-    return lambda part: cwd != "/" and is_read_only_part(part, cwd)
+def _read_only_in(part: SimpleCommand, cwd: str | None) -> bool:
+    """Read-only in the directory the part runs in; never in ``/`` (``grep -r`` there reaches
+    ``/proc``)."""
+    return cwd is not None and cwd != "/" and is_read_only_part(part, cwd)
 
 
 def suggested_rule(call: _Call, perms: PermissionContext) -> str | None:
     """The narrowest allow rule that would permit the call (checked to parse)."""
     if isinstance(call.subject, ShellCommand):
         contents = [e.rule.content or "" for e in perms.entries("allow") if _applies_to(e, call)]
-        missing = uncovered_parts(call.shell, contents, _read_only_in(perms), str(perms.cwd)) if call.shell is not None else []
+        missing = uncovered_parts(call.shell, contents, _read_only_in, str(perms.cwd)) if call.shell is not None else []
         content = suggest_content(call.subject.command, call.shell, missing)
         if content is None:
             return None

@@ -33,6 +33,7 @@ from typing import Any
 import bashlex
 
 from ..errors import ToolAgentError
+from .shell_cwd import part_directories
 from .shell_readonly import reads_reveal_environment, words_are_read_only
 from .shell_wrappers import HARMLESS_WRAPPERS, strip_wrappers  # noqa: F401 (HARMLESS_WRAPPERS re-exported)
 
@@ -223,12 +224,16 @@ def is_read_only_part(part: SimpleCommand, cwd: str | None = None) -> bool:
 
 
 def is_read_only_parsed(parsed: ParsedCommand, cwd: str | None = None) -> bool:
+    """Every part read-only in the directory it runs in (`shell_cwd`): never one after a
+    change of directory that cannot be followed, nor one that runs in ``/``."""
+    directories = part_directories(parsed, cwd)
     return (
-        not parsed.has_substitution
+        directories is not None
+        and not parsed.has_substitution
         and not parsed.defines_function
         and not parsed.redirect_expansions
         and not reads_reveal_environment(parsed.redirect_reads, cwd)
-        and all(is_read_only_part(c, cwd) for c in parsed.commands)
+        and all(directory != "/" and is_read_only_part(c, directory) for c, directory in zip(parsed.commands, directories))
     )
 
 

@@ -37,7 +37,7 @@ _GLOB = re.compile(r"[*?\[]")
 def reveals_environment(words: Sequence[str], cwd: str | None = None) -> bool:
     """Whether these words may print the environment: an environment command, or an argument
     that names or reaches ``/proc`` (``cat /proc/self/environ``, ``grep -r KEY /proc``,
-    ``cat /pr?c/1/env*``, a symlink into ``/proc``). Relative paths are resolved against
+    ``cat /pr?c/1/env*``, a symlink into ``/proc``, ``grep -ra KEY /``: the root holds it). Relative paths are resolved against
     ``cwd`` when it is given."""
     if not words:
         return False
@@ -79,7 +79,8 @@ def _reaches_proc(word: str, cwd: str | None) -> bool:
         parts = [p for p in posixpath.normpath(full).split("/") if p]
         return bool(parts) and fnmatch.fnmatchcase("proc", parts[0])
     resolved = os.path.realpath(full)
-    return resolved == "/proc" or resolved.startswith("/proc/") or resolved.endswith("/environ")
+    # `/` itself counts: `grep -ra KEY /` reads every process's environment on its way.
+    return resolved in ("/", "/proc") or resolved.startswith("/proc/") or resolved.endswith("/environ")
 
 
 def _any_args(args: Sequence[str]) -> bool:

@@ -29,6 +29,7 @@ from typing import Callable, Literal, Sequence
 
 from .rules import PREFIX_SUFFIX
 from .shell import INDIRECT, ParsedCommand, SimpleCommand, try_parse
+from .shell_cwd import part_directories
 from .shell_git import git_opaque_reason
 from .shell_interpreters import SHELLS, inline_program, reads_program_from_input, shell_scripts
 from .shell_readonly import reads_reveal_environment, reveals_environment
@@ -151,12 +152,16 @@ def _sensitive(name: str) -> bool:
 
 
 def uncovered_parts(
-    parsed: ParsedCommand, contents: Sequence[str], is_read_only: Callable[[SimpleCommand], bool],
+    parsed: ParsedCommand, contents: Sequence[str], is_read_only: Callable[[SimpleCommand, str | None], bool],
     cwd: str | None = None,
 ) -> list[SimpleCommand]:
-    """The commands neither read-only nor allowed by one of ``contents``."""
-    return [c for c in parsed.commands
-            if not is_read_only(c) and not any(allow_matches_part(x, c, cwd) for x in contents)]
+    """The commands neither read-only nor allowed by one of ``contents``, each checked in the
+    directory it runs in (`shell_cwd`); all of them after a ``cd`` nobody can follow."""
+    directories = part_directories(parsed, cwd)
+    if directories is None:
+        return list(parsed.commands)
+    return [c for c, directory in zip(parsed.commands, directories)
+            if not is_read_only(c, directory) and not any(allow_matches_part(x, c, directory) for x in contents)]
 
 
 def suggest_content(command: str, parsed: ParsedCommand | None, missing: Sequence[SimpleCommand]) -> str | None:

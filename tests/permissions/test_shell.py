@@ -312,7 +312,7 @@ def test_whole_command_matches_only_exact_rules() -> None:
 
 def test_uncovered_parts() -> None:
     parsed = parse_command("git status && npm test && rm x")
-    missing = uncovered_parts(parsed, ["npm test"], lambda c: c.core_words[:2] == ("git", "status"))
+    missing = uncovered_parts(parsed, ["npm test"], lambda c, _cwd: c.core_words[:2] == ("git", "status"))
     assert [m.text for m in missing] == ["rm x"]
 
 
@@ -328,7 +328,7 @@ def test_uncovered_parts() -> None:
 ])
 def test_suggest_content(command: str, suggestion: str | None) -> None:
     parsed = try_parse(command)
-    missing = uncovered_parts(parsed, [], lambda c: is_read_only_command(c.text)) if parsed else []
+    missing = uncovered_parts(parsed, [], lambda c, _cwd: is_read_only_command(c.text)) if parsed else []
     assert suggest_content(command, parsed, missing) == suggestion
 
 

@@ -197,6 +197,10 @@ HOSTILE: list[Attempt] = [
            "ssh -l me localhost -- rm x", "zip -T -TT 'rm x' a.zip f", "zip -TTrm a.zip f",
            "zip --unzip-command='rm x' -T a.zip f", "make --eval='all:; rm x'", "make --eval='all:; $(X)'",
            "make CC='rm x' all", "gmake -E 'all:;rm x'", "sudo ssh localhost rm x"),
+    # a recursive read from the root passes through /proc/<pid>/environ
+    *_read_only("grep -ra API_KEY /", "grep -r -a KEY //", "grep -rae KEY -- /", "rg -a -uuu KEY /",
+                "grep -Ra KEY /sys/..", "grep -ra KEY /../", "grep -ra KEY /etc/.."),
+    *_allow("cat /", "echo x | cat - /"),
     # a symlink into /proc, read through an input redirection or under an allow rule
     *_read_only("cat < link_to_environ", "head -c 10 < ./link_to_environ", "wc -c < data/../link_to_environ",
                 "(cat) < link_to_environ", "grep -a x < link_to_environ", "{ cat; } < link_to_environ"),
