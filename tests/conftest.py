@@ -4,6 +4,8 @@
   environment before anything runs (tests talk to `FakeAnthropicServer` on 127.0.0.1).
 * With ``CI`` set (``scripts/test.sh`` sets it), a skipped test fails the run: a test that
   cannot run there is a broken set-up, not a pass.
+* The reliability counts tests report (`suite_counts.report`) are printed at the end of the run
+  and written to ``test-artifacts/reliability/counts.json``.
 * Real-browser tests run last: Playwright's sync API keeps an event loop running on the main
   thread for the session-scoped browser, and asyncio tests collected after it could not start
   their own loop.
@@ -16,6 +18,8 @@ from typing import Any, Iterator
 
 import pytest
 
+from suite_counts import COUNTS, write_counts
+
 from jupyter_toolagent.testing import FakeAnthropicServer
 
 for _name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
@@ -24,6 +28,17 @@ for _name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not COUNTS:
+        return
+    terminalreporter.section("reliability counts")
+    for key in sorted(COUNTS):
+        terminalreporter.write_line(f"{key}: {COUNTS[key]}")
+    path = write_counts()
+    if path is not None:
+        terminalreporter.write_line(f"written to {path}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Callable
 import psutil
 import pytest
 from lab_page import LabNotebook
+from suite_counts import report
 
 from jupyter_toolagent.core.pairing import check_pairing
 from jupyter_toolagent.models.scripted import ScriptedTurn
@@ -24,6 +25,8 @@ pytestmark = pytest.mark.browser
 
 LOAD = "%load_ext jupyter_toolagent"
 INTERRUPT_BUDGET = 10.0
+INTERRUPTS: dict[str, float] = {}
+"""Seconds from the interrupt to the cell's end, by place, for the R3 count."""
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -83,6 +86,13 @@ def interrupt_and_wait(nb: LabNotebook, cell: int) -> float:
     return seconds
 
 
+def count_interrupt(place: str, seconds: float) -> None:
+    """Called once the conversation went on after the interrupt: the interrupt is survived."""
+    INTERRUPTS[place] = round(seconds, 2)
+    report("r3_browser_interrupts_survived", len(INTERRUPTS))
+    report("r3_interrupt_to_cell_end_seconds", dict(INTERRUPTS))
+
+
 def run_follow_up(nb: LabNotebook, cell: int) -> None:
     """The interrupted cell failed, so Run All stopped before the next one: run it by hand."""
     if "Second answer." in nb.output_text(cell):
@@ -122,11 +132,12 @@ def test_interrupt_while_the_answer_streams(page, jupyter_lab, fake_api):
                        [LOAD, f"%%agent\n{tag} tell me a long story", f"%%agent\n{tag} second question"])
     nb.run_all()
     wait_for_text(nb, 1, "Chapter one.")
-    interrupt_and_wait(nb, 1)
+    seconds = interrupt_and_wait(nb, 1)
     shown = nb.output_text(1)
     assert "Sentence 59" not in shown, "the stream was cut, not played to its end"
     run_follow_up(nb, 2)
     last = assert_conversation_continues(fake_api, tag)
+    count_interrupt("streaming", seconds)
     sent = " ".join(b.get("text", "") for m in last["messages"] for b in user_blocks(m) if b.get("type") == "text")
     assert "interrupted" in sent.lower(), "the model is told the run was interrupted"
     assert "Sentence 59" not in str(last["messages"]), "the cut answer is not passed off as complete"
@@ -141,12 +152,13 @@ def test_interrupt_during_an_approval_wait_for_a_shell_command(page, jupyter_lab
                        [LOAD, f"%%agent\n{tag} make a file", f"%%agent\n{tag} second question"])
     nb.run_all()
     nb.wait_button(1, "Allow once")
-    interrupt_and_wait(nb, 1)
+    seconds = interrupt_and_wait(nb, 1)
     buttons = [b for b in nb.cell(1).locator("button.jupyter-button").all() if b.is_visible()]
     assert buttons and all(b.is_disabled() for b in buttons), "the approval can no longer be given"
     assert nb.card_status(nb.card(1).first) in ("interrupted", "cancelled", "denied")
     run_follow_up(nb, 2)
     last = assert_conversation_continues(fake_api, tag)
+    count_interrupt("approval wait", seconds)
     (result,) = all_results(last)
     assert result.get("is_error") is True
     assert not marker.exists(), "the command that was never approved did not run"
@@ -173,7 +185,7 @@ def test_interrupt_during_a_running_shell_command(page, jupyter_lab, fake_api):
     while not sleep_processes(duration):
         assert time.monotonic() < deadline, "the command never started"
         time.sleep(0.1)
-    interrupt_and_wait(nb, 1)
+    seconds = interrupt_and_wait(nb, 1)
     deadline = time.monotonic() + 5
     while sleep_processes(duration):
         assert time.monotonic() < deadline, "the interrupted command outlived the cell"
@@ -181,6 +193,7 @@ def test_interrupt_during_a_running_shell_command(page, jupyter_lab, fake_api):
     assert nb.card_status(nb.card(1).first) == "interrupted"
     run_follow_up(nb, 2)
     last = assert_conversation_continues(fake_api, tag)
+    count_interrupt("running shell command", seconds)
     (result,) = all_results(last)
     assert result.get("is_error") is True and "interrupt" in result_text(result).lower()
 
@@ -201,9 +214,10 @@ def test_interrupt_during_python_that_blocks_the_kernel(page, jupyter_lab, fake_
         time.sleep(0.1)
     nb.wait_card_status(1, "running", timeout=10)
     time.sleep(1.0)  # the code is in time.sleep now
-    interrupt_and_wait(nb, 1)
+    seconds = interrupt_and_wait(nb, 1)
     run_follow_up(nb, 2)
     last = assert_conversation_continues(fake_api, tag)
+    count_interrupt("python blocking the kernel", seconds)
     (result,) = all_results(last)
     assert result.get("is_error") is True
     nb.run_cell(3)

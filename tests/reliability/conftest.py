@@ -1,8 +1,4 @@
-"""Fixtures of the reliability suite, and the report of its counts.
-
-Every count a test records (`reliability_support.report`) is printed at the end of the run and
-written to ``test-artifacts/reliability/counts.json``.
-"""
+"""Fixtures of the reliability suite (its counts are reported by the suite's conftest)."""
 
 from __future__ import annotations
 
@@ -17,7 +13,6 @@ for shared in (HERE.parent / "permissions", HERE.parent / "kernel"):
     if str(shared) not in sys.path:
         sys.path.append(str(shared))  # corpus_data / fakes / kernel_harness are reused as they are
 
-from reliability_support import COUNTS, write_counts  # noqa: E402
 
 from jupyter_toolagent.hooks import HookRegistry, default_registry  # noqa: E402
 
@@ -62,14 +57,3 @@ def agent_shell(no_anthropic_env: None, tmp_path: Path, monkeypatch: pytest.Monk
         registry_for(shell).clear()
         for name in set(shell.user_ns) - names:  # the functions and variables a test defined
             del shell.user_ns[name]
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if not COUNTS:
-        return
-    terminalreporter.section("reliability counts")
-    for key in sorted(COUNTS):
-        terminalreporter.write_line(f"{key}: {COUNTS[key]}")
-    path = write_counts()
-    if path is not None:
-        terminalreporter.write_line(f"written to {path}")

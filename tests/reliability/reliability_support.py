@@ -1,19 +1,11 @@
 """Shared pieces of the reliability suite: probe tools, a recording policy, an empty hook runner,
-transcript checks, and the counts every test reports.
-
-The counts (sessions fuzzed, faults survived, bypass attempts, bad inputs tried, wall times) are
-collected in `COUNTS` and written by the directory's conftest to
-``test-artifacts/reliability/counts.json`` at the end of the run (merged with the counts of
-earlier runs, so running one file does not erase the others).
+transcript checks. (The counts every test reports go through `suite_counts.report`.)
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import time
 from collections import Counter
-from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -23,34 +15,6 @@ from jupyter_toolagent.core.permission_types import PermissionDecision
 from jupyter_toolagent.core.tool import Progress, Tool, ToolUseContext
 from jupyter_toolagent.hooks import HookRegistry, RegistryHookRunner
 from jupyter_toolagent.testing.validation import request_error
-
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "test-artifacts" / "reliability"
-COUNTS: dict[str, Any] = {}
-
-
-def report(key: str, value: Any, text: str | None = None) -> None:
-    """Record one count for counts.json and print it into the test's output."""
-    COUNTS[key] = value
-    print(f"[reliability] {key} = {value}" + (f"  ({text})" if text else ""))
-
-
-def write_counts() -> Path | None:
-    if not COUNTS:
-        return None
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    path = ARTIFACTS / "counts.json"
-    merged: dict[str, Any] = {}
-    if path.exists():
-        try:
-            merged = json.loads(path.read_text())
-        except ValueError:
-            merged = {}
-    merged.update(COUNTS)
-    merged["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
-    path.write_text(json.dumps(merged, indent=2, sort_keys=True))
-    return path
-
 
 # --- tools ------------------------------------------------------------------------------------
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_support import RecordingPolicy, assert_every_tool_use_paired_once, empty_hooks, report
+from reliability_support import RecordingPolicy, assert_every_tool_use_paired_once, empty_hooks
+from suite_counts import report
 
 from jupyter_toolagent import tool
 from jupyter_toolagent.core.events import RunFinishedEvent

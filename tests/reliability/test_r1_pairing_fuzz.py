@@ -41,8 +41,8 @@ from reliability_support import (
     empty_hooks,
     first_user_text,
     probe_tools,
-    report,
 )
+from suite_counts import report
 
 from jupyter_toolagent.core.abort import AbortSignal
 from jupyter_toolagent.core.events import RunFinishedEvent

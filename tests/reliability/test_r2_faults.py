@@ -24,8 +24,8 @@ from reliability_support import (
     blocks,
     empty_hooks,
     probe_tools,
-    report,
 )
+from suite_counts import report
 
 from jupyter_toolagent.core.events import NoticeEvent, RunFinishedEvent
 from jupyter_toolagent.core.session import RunConfig, Session

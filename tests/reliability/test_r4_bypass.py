@@ -25,7 +25,7 @@ import pytest
 from corpus_data import ALL_CASES as EXISTING_CORPUS
 from hostile_corpus import HOSTILE, KNOWN_BYPASSES, Attempt
 from recording_shell import RecordingShell
-from reliability_support import report
+from suite_counts import report
 
 from jupyter_toolagent import agent_hook
 from jupyter_toolagent.core.permission_types import PermissionDecision

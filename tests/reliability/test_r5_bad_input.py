@@ -20,7 +20,8 @@ from typing import Any, Iterator
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
-from reliability_support import assert_bodies_valid, report
+from reliability_support import assert_bodies_valid
+from suite_counts import report
 
 from jupyter_toolagent.errors import ToolDefinitionError
 from jupyter_toolagent.notebook import offline

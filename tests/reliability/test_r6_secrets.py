@@ -32,7 +32,8 @@ import pytest
 from jupyter_client import KernelManager
 from kernel_harness import kernel_env, kernel_spec_manager
 from nbclient import NotebookClient
-from reliability_support import blocks, report
+from reliability_support import blocks
+from suite_counts import report
 
 from jupyter_toolagent.testing import FakeAnthropicServer, Fault
 
