@@ -32,18 +32,41 @@ ENVIRONMENT_COMMANDS = frozenset(
 
 _PROC_TEXT = re.compile(r"(^|/)proc(/|$)|(^|/)environ$")
 _GLOB = re.compile(r"[*?\[]")
+_WALKERS = frozenset({"rg", "ag", "ack", "ack-grep", "tar", "bsdtar", "gtar", "zip", "7z", "7za", "rsync", "cpio",
+                      "pax", "zgrep", "rgrep"})
+"""Programs that read everything under a directory they are given without a recursion option."""
+_RECURSIVE_LONG = frozenset({"--recursive", "--dereference-recursive", "--recurse"})
 
 
-def reveals_environment(words: Sequence[str], cwd: str | None = None) -> bool:
-    """Whether these words may print the environment: an environment command, or an argument
-    that names or reaches ``/proc`` (``cat /proc/self/environ``, ``grep -r KEY /proc``,
-    ``cat /pr?c/1/env*``, a symlink into ``/proc``, ``grep -ra KEY /``: the root holds it). Relative paths are resolved against
-    ``cwd`` when it is given."""
+def reveals_environment(words: Sequence[str], cwd: str | None = None, *, environment_commands: bool = True) -> bool:
+    """Whether these words may print the environment: an environment command (unless
+    ``environment_commands`` is False: an explicitly allowed ``printenv`` sees only Bash's
+    child environment), or an argument that names or reaches ``/proc`` (``cat
+    /proc/self/environ``, ``grep -r KEY /proc``, ``cat /pr?c/1/env*``, a symlink into ``/proc``,
+    and ``/`` itself for a command that walks directories: ``grep -ra KEY /``). Relative paths
+    are resolved against ``cwd`` when it is given."""
     if not words:
         return False
-    if words[0].rsplit("/", 1)[-1] in ENVIRONMENT_COMMANDS:
+    if environment_commands and words[0].rsplit("/", 1)[-1] in ENVIRONMENT_COMMANDS:
         return True
-    return any(_reaches_proc(candidate, cwd) for w in words[1:] for candidate in _path_candidates(w))
+    walks = _walks_directories(words)
+    return any(_reaches_proc(candidate, cwd, root_counts=walks) for w in words[1:] for candidate in _path_candidates(w))
+
+
+def _walks_directories(words: Sequence[str]) -> bool:
+    """A command that reads the files under a directory it is given (``grep -r``, ``rg``,
+    ``tar``): from ``/`` it passes through ``/proc``. Over-inclusive: any short option cluster
+    with ``r``/``R`` counts."""
+    if words[0].rsplit("/", 1)[-1] in _WALKERS:
+        return True
+    for w, after in zip(words[1:], [*words[2:], ""]):
+        if w in _RECURSIVE_LONG or w in ("--directories=recurse", "-drecurse") or (
+            w in ("-d", "--directories") and after == "recurse"
+        ):
+            return True
+        if w.startswith("-") and not w.startswith("--") and ("r" in w or "R" in w):
+            return True
+    return False
 
 
 def reads_reveal_environment(targets: Sequence[str], cwd: str | None = None) -> bool:
@@ -68,7 +91,7 @@ def _path_candidates(word: str) -> set[str]:
     return found
 
 
-def _reaches_proc(word: str, cwd: str | None) -> bool:
+def _reaches_proc(word: str, cwd: str | None, *, root_counts: bool = False) -> bool:
     if not word or _PROC_TEXT.search(word):
         return bool(word)
     expanded = os.path.expanduser(word)
@@ -79,8 +102,9 @@ def _reaches_proc(word: str, cwd: str | None) -> bool:
         parts = [p for p in posixpath.normpath(full).split("/") if p]
         return bool(parts) and fnmatch.fnmatchcase("proc", parts[0])
     resolved = os.path.realpath(full)
-    # `/` itself counts: `grep -ra KEY /` reads every process's environment on its way.
-    return resolved in ("/", "/proc") or resolved.startswith("/proc/") or resolved.endswith("/environ")
+    if resolved == "/":  # `grep -ra KEY /` reads every process's environment on its way
+        return root_counts
+    return resolved == "/proc" or resolved.startswith("/proc/") or resolved.endswith("/environ")
 
 
 def _any_args(args: Sequence[str]) -> bool:

@@ -143,7 +143,7 @@ def allow_matches_part(content: str, part: SimpleCommand, cwd: str | None = None
     # checked last, as it may look at the file system. An explicitly allowed `printenv` is fine:
     # Bash's child environment has no keys.
     return matched and not (
-        reveals_environment(("<", *words[1:]), cwd) or reads_reveal_environment(part.reads, cwd)
+        reveals_environment(words, cwd, environment_commands=False) or reads_reveal_environment(part.reads, cwd)
     )
 
 

@@ -69,6 +69,14 @@ LEGITIMATE = [
     ("make -j4 all", allowing("Bash(make:*)"), "rule"),
     ("make test PYTHON=python3", allowing("Bash(make:*)"), "rule"),
     ("sed -i 's/old/new/g' notes.txt", allowing("Bash(sed:*)"), "rule"),
+    # `/` as a delimiter or pattern, and commands that do not walk the root, stay read-only
+    ("cut -d/ -f2 notes.txt", DENY_RM, "read_only"),
+    ("grep -c / notes.txt", DENY_RM, "read_only"),
+    ("sort -t/ -k2 notes.txt", DENY_RM, "read_only"),
+    ("echo /", DENY_RM, "read_only"),
+    ("ls -la /", DENY_RM, "read_only"),
+    ("du -sh /", DENY_RM, "read_only"),
+    ("awk -F/ '{print $1}' notes.txt", allowing("Bash(awk:*)"), "rule"),
 ]
 
 

@@ -199,8 +199,8 @@ HOSTILE: list[Attempt] = [
            "make CC='rm x' all", "gmake -E 'all:;rm x'", "sudo ssh localhost rm x"),
     # a recursive read from the root passes through /proc/<pid>/environ
     *_read_only("grep -ra API_KEY /", "grep -r -a KEY //", "grep -rae KEY -- /", "rg -a -uuu KEY /",
-                "grep -Ra KEY /sys/..", "grep -ra KEY /../", "grep -ra KEY /etc/.."),
-    *_allow("cat /", "echo x | cat - /"),
+                "grep -Ra KEY /sys/..", "grep -ra KEY /../", "grep -ra KEY /etc/..", "grep -a K -d recurse /",
+                "grep -a K --directories=recurse /", "grep --recursive -a K /", "rgrep -a KEY /"),
     # a symlink into /proc, read through an input redirection or under an allow rule
     *_read_only("cat < link_to_environ", "head -c 10 < ./link_to_environ", "wc -c < data/../link_to_environ",
                 "(cat) < link_to_environ", "grep -a x < link_to_environ", "{ cat; } < link_to_environ"),
