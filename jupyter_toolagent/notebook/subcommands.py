@@ -27,7 +27,7 @@ USAGE = """\
 %agent SUBCOMMAND — look at and manage the notebook's agent conversations
 
   transcript         the conversation as API messages, each tool_use beside its tool_result
-  raw                each request and response of the last run, and what each request adds
+  raw [--full]       each request and response of the last run, and what each request adds
   schedule           which calls of the last run shared a batch; when each waited and ran
   check              would the API accept the transcript? violations in the API's words
   reset              clear the current conversation
@@ -110,12 +110,15 @@ def transcript(magics: "AgentMagics", args: list[str]) -> "TranscriptView":
 
 
 def raw(magics: "AgentMagics", args: list[str]) -> "RawView":
-    """Requests and responses of the session's last run, and what each request newly shows."""
+    """Requests and responses of the session's last run, and what each request newly shows
+    (``--full``: every request body, not only the first and the last)."""
     from ..views import RawView
 
-    _no_args("raw", args)
+    full = args == ["--full"]
+    if args and not full:
+        raise UsageError(f"%agent raw takes only --full (got {' '.join(args)!r})")
     session = _session(magics)
-    view = RawView(_last_run(session))
+    view = RawView(_last_run(session), full=full)
     view.title = f"Raw requests of the last run in session {session.name!r}"
     return view
 

@@ -3,8 +3,10 @@
 For each request: its id, stop reason and usage (from the run's events), where the cache
 breakpoints are, what changed since the previous request (messages added / changed / removed,
 tools or settings, a moved breakpoint) and whether the previous request's cached prefix is still
-reused, then the response. The whole body is folded in HTML; the text form prints the first body
-in full and only the changes after it (``full=True`` prints every body).
+reused, then the response. Both forms show the first and the last body in full (folded in HTML)
+and, in between, only the changes: every request repeats the whole conversation, so embedding
+every body would make the output grow with the square of the run's length (a 500-request run:
+tens of megabytes in the notebook). ``full=True`` (``%agent raw --full``) shows every body.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ class RawView(View):
         lines.append("cache breakpoints: " + (", ".join(cache_breakpoints(self.requests[i])) or "none"))
         return lines
 
+    def _shows_body(self, i: int) -> bool:
+        return self.full or i == 0 or i == len(self.requests) - 1
+
     def _header(self, i: int) -> str:
         return f"Request {i + 1} of {len(self.requests)}"
 
@@ -103,7 +108,7 @@ class RawView(View):
         lines = [f"{self.title} — {len(self.requests)} request(s) in this run"]
         for i, body in enumerate(self.requests):
             lines += ["", f"=== {self._header(i)} ===", *self._meta(i)]
-            if i == 0 or self.full:
+            if self._shows_body(i):
                 lines += ["request body:", format_json(body, max_string=self.max_string)]
             if i > 0:
                 lines += [line for _, line in self._diff_lines(i)]
@@ -127,10 +132,14 @@ class RawView(View):
                 rendered = [f'<span class="{css}">{esc(line)}</span>' if css else esc(line)
                             for css, line in self._diff_lines(i)]
                 parts.append('<pre class="tav-diff">' + "\n".join(rendered) + "</pre>")
-            size = len(json.dumps(body, ensure_ascii=False, default=repr))
-            opened = " open" if self.full else ""
-            parts.append(f"<details{opened}><summary>request body ({size} characters of JSON)</summary>"
-                         f"<pre>{format_json(body, max_string=self.max_string, html=True)}</pre></details>")
+            if self._shows_body(i):
+                size = len(json.dumps(body, ensure_ascii=False, default=repr))
+                opened = " open" if self.full else ""
+                parts.append(f"<details{opened}><summary>request body ({size} characters of JSON)</summary>"
+                             f"<pre>{format_json(body, max_string=self.max_string, html=True)}</pre></details>")
+            else:
+                parts.append('<div class="tav-muted">request body: the previous one with the changes above '
+                             "(%agent raw --full shows every body)</div>")
             if i < len(self.responses):
                 parts.append("<details open><summary>response</summary>"
                              f"<pre>{format_json(self.responses[i], max_string=self.max_string, html=True)}</pre>"

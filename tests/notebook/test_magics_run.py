@@ -69,6 +69,7 @@ def test_named_sessions_and_subcommands(agent_shell, tmp_path) -> None:
     assert "2 message(s), 0 tool call(s): valid" in transcript and "messages.1 · assistant" in transcript
     raw = run(agent_shell, "%agent raw")
     assert "Raw requests of the last run in session 'other' — 1 request(s) in this run" in raw
+    assert "request body:" in run(agent_shell, "%agent raw --full")
     exported = tmp_path / "t.json"
     assert "exported session 'other'" in run(agent_shell, f"%agent export {exported}")
     assert json.loads(exported.read_text())["messages"][0]["role"] == "user"

@@ -90,18 +90,50 @@ async def test_cache_breakpoints_are_visible() -> None:
     assert '<span class="tav-cache">' in html
 
 
+async def three_request_run() -> RunRecord:
+    session = Session()
+    turns = [[use("Read", "a", "toolu_R1")], [use("Read", "b", "toolu_R2")], "All done."]
+    await run(session, "read both", config(turns, [SleepTool("Read", safe=True, delay=0.0, output="file body")]))
+    return session.runs[-1]
+
+
 @pytest.mark.asyncio
-async def test_text_prints_the_first_body_in_full_then_only_changes_and_full_prints_all() -> None:
-    _, record = await two_request_run()
+async def test_the_first_and_last_bodies_are_shown_the_others_as_changes_and_full_shows_all() -> None:
+    record = await three_request_run()
+    assert len(record.requests) == 3
     system_start = record.requests[0]["system"][0]["text"][:60]
     short = RawView(record).to_text()
-    assert short.count(system_start) == 1
-    assert short.count("request body:") == 1
+    assert short.count(system_start) == 2 and short.count("request body:") == 2
+    middle = short[short.index("=== Request 2 of 3 ==="):short.index("=== Request 3 of 3 ===")]
+    assert "request body:" not in middle and "Changes since request 1:" in middle
     full = RawView(record, full=True).to_text()
-    assert full.count(system_start) == 2 and full.count("request body:") == 2
+    assert full.count(system_start) == 3 and full.count("request body:") == 3
     assert not has_html(short)
     whole = RawView(record, max_string=None).to_text()
     assert record.requests[0]["system"][0]["text"].replace("\n", "\\n") in whole
+    html = RawView(record).to_html()
+    assert html.count("request body (") == 2 and "%agent raw --full shows every body" in html
+    assert RawView(record, full=True).to_html().count("request body (") == 3
+
+
+def _long_run(requests: int) -> RunRecord:
+    """A run whose every request repeats a conversation that grows by two messages."""
+    record = RunRecord(prompt="p")
+    messages: list[dict] = [{"role": "user", "content": "start " + "x" * 200}]
+    for n in range(requests):
+        record.requests.append(body(messages))
+        record.responses.append({"role": "assistant", "content": [{"type": "text", "text": f"answer {n} " + "y" * 200}]})
+        messages = [*messages, record.responses[-1], {"role": "user", "content": f"question {n} " + "z" * 200}]
+    return record
+
+
+def test_the_output_grows_linearly_with_the_run() -> None:
+    """Twice the requests, about twice the output (embedding every body would make it four times)."""
+    for form in ("to_text", "to_html"):
+        sizes = [len(getattr(RawView(_long_run(n)), form)()) for n in (60, 120)]
+        assert sizes[1] / sizes[0] < 2.6, (form, sizes)
+    full = [len(RawView(_long_run(n), full=True).to_text()) for n in (60, 120)]
+    assert full[1] / full[0] > 3.2  # what --full costs, by contrast
 
 
 def test_diff_ignores_moved_breakpoints_and_reports_them_separately() -> None:
