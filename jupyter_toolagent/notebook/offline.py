@@ -89,6 +89,10 @@ def _scripted_model(var: str, user_ns: Mapping[str, Any], model_name: str) -> Mo
 # the offline demo server (one per kernel)
 # --------------------------------------------------------------------------------------
 
+DEMO_SERVER_KEEPS = 20
+"""Requests the demo server remembers (for a look at what was sent); it lives as long as the
+kernel, and every request repeats the conversation."""
+
 _server: Any = None
 _server_lock = threading.Lock()
 
@@ -100,7 +104,7 @@ def demo_server() -> Any:
         if _server is None:
             from ..testing import FakeAnthropicServer
 
-            _server = FakeAnthropicServer(turns=demo_turn).start()
+            _server = FakeAnthropicServer(turns=demo_turn, keep=DEMO_SERVER_KEEPS).start()
             atexit.register(stop_demo_server)
         return _server
 

@@ -92,6 +92,9 @@ class FakeAnthropicServer:
     ``event_delay`` / ``block_delay`` pace every stream (a `ScriptedTurn` can override them).
     ``api_key``: if set, only this key is accepted (401 otherwise); by default any key is.
     ``validate=False`` skips the 400 checks (to see what a client does with a broken request).
+    ``keep``: how many requests and responses `requests` / `responses` keep (the latest; None:
+    all). Every request repeats the whole conversation, so a long-lived server — the offline demo
+    in a kernel — must not keep them all.
     """
 
     def __init__(
@@ -108,6 +111,7 @@ class FakeAnthropicServer:
         api_key: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        keep: int | None = None,
     ) -> None:
         self._script = TurnScript(turns, when_exhausted=when_exhausted)
         self.event_delay = event_delay
@@ -118,6 +122,7 @@ class FakeAnthropicServer:
         self.validate = validate
         self._api_key = api_key
         self._address = (host, port)
+        self.keep = keep
         self.requests: list[RecordedRequest] = []
         self.responses: list[dict[str, Any]] = []
         """The assistant messages delivered, in order."""
@@ -248,7 +253,7 @@ class FakeAnthropicServer:
             name.lower(): (NOT_RECORDED if name.lower() in CREDENTIAL_HEADERS else value)
             for name, value in handler.headers.items()
         }
-        self.requests.append(RecordedRequest(
+        self._record(self.requests, RecordedRequest(
             handler.command, handler.path, headers, body, raw, request_id, time.monotonic()
         ))
 
@@ -288,9 +293,15 @@ class FakeAnthropicServer:
         if not streaming:
             if turn.delay and self._stopping.wait(turn.delay):
                 return handler.cut()
-            self.responses.append(copy.deepcopy(turn.message))
+            self._record(self.responses, copy.deepcopy(turn.message))
             return handler.send_json(200, turn.message, request_id)
         self._stream(handler, request_id, source, turn, fault)
+
+    def _record(self, log: list[Any], item: Any) -> None:
+        with self._lock:
+            log.append(item)
+            if self.keep is not None and len(log) > self.keep:
+                del log[: len(log) - self.keep]
 
     def _auth_problem(self, handler: _Handler) -> str | None:
         key = handler.headers.get("x-api-key")
@@ -338,7 +349,7 @@ class FakeAnthropicServer:
             for position, (pause, event) in enumerate(plan.steps):
                 self._pause(pause)
                 if not plan.broken and position == len(plan.steps) - 1:
-                    self.responses.append(copy.deepcopy(turn.message))
+                    self._record(self.responses, copy.deepcopy(turn.message))
                     delivered = True
                 handler.send_event(event["type"], event)
             self._pause(plan.final_pause)
@@ -354,7 +365,7 @@ class FakeAnthropicServer:
         if plan.ending == "error":
             handler.send_event("error", plan.error or error_envelope("api_error", "error"))
         elif not delivered:  # a plan with no events at all
-            self.responses.append(copy.deepcopy(turn.message))
+            self._record(self.responses, copy.deepcopy(turn.message))
         handler.end_stream()
 
     def _pause(self, seconds: float) -> None:

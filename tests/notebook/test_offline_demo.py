@@ -107,6 +107,7 @@ def test_offline_demo_end_to_end(agent_shell, no_anthropic_env) -> None:
         assert names == ["ListVariables", "InspectVariable", "RunPython"]
         assert session.check_pairing() == []
         assert offline.demo_server_running()
+        assert offline.demo_server().keep == offline.DEMO_SERVER_KEEPS  # it lives as long as the kernel
     finally:
         agent_shell.run_line_magic("unload_ext", "jupyter_toolagent")
         agent_shell.run_line_magic("load_ext", "jupyter_toolagent")

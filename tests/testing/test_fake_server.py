@@ -55,6 +55,23 @@ def test_keep_alive_serves_several_requests_on_one_connection(server: FakeAnthro
     assert [m["content"][0]["text"] for m in server.responses] == ["one", "two", "three"]
 
 
+def test_keep_bounds_what_a_long_lived_server_remembers() -> None:
+    with FakeAnthropicServer(turns=[f"answer {n}" for n in range(5)], keep=2) as server:
+        url = urlsplit(server.base_url)
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+        try:
+            for n in range(5):
+                conn.request("POST", "/v1/messages", json.dumps(body(stream=n % 2 == 0, max_tokens=10 + n)),
+                             {"x-api-key": KEY})
+                response = conn.getresponse()
+                response.read()
+                assert response.status == 200
+        finally:
+            conn.close()
+        assert [r.body["max_tokens"] for r in server.requests] == [13, 14]  # the latest two
+        assert [m["content"][0]["text"] for m in server.responses] == ["answer 3", "answer 4"]
+
+
 def test_accepted_connections_have_tcp_nodelay(server: FakeAnthropicServer) -> None:
     server.set_turns(["slow"])
     server.inject(Fault.stall(5.0, after_events=1))
