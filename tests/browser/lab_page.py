@@ -173,3 +173,16 @@ class LabNotebook:
         decision = self.cell(index).locator(".jp-toolagent-decision[data-decided-by='user']").first
         decision.wait_for(timeout=timeout * 1000)
         return float(decision.get_attribute("data-decided-at"))
+
+    def buttons_all_disabled(self, index: int) -> bool:
+        """The approval buttons of cell ``index`` are drawn and none can be clicked any more."""
+        buttons = [b for b in self.cell(index).locator("button.jupyter-button").all() if b.is_visible()]
+        return bool(buttons) and all(b.is_disabled() for b in buttons)
+
+
+def open_notebook(page: Any, lab: Any, name: str, cells: list[str]) -> LabNotebook:
+    """Write a notebook of ``cells`` into the running JupyterLab and open it in ``page``."""
+    lab.write_notebook(name, cells)
+    notebook = LabNotebook(page, lab.notebook_url(name)).open()
+    print(f"\npage ready in {notebook.ready_seconds:.1f} s")
+    return notebook

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 import pytest
-from lab_page import LabNotebook
+from lab_page import LabNotebook, open_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -63,18 +63,6 @@ def record_latency(latency_log: list, test: str, click_at: float, decided_at: fl
     return latency
 
 
-def open_notebook(page: Any, lab: Any, name: str, cells: list[str]) -> LabNotebook:
-    lab.write_notebook(name, cells)
-    notebook = LabNotebook(page, lab.notebook_url(name)).open()
-    print(f"\npage ready in {notebook.ready_seconds:.1f} s")
-    return notebook
-
-
-def all_buttons_disabled(nb: LabNotebook, index: int) -> bool:
-    buttons = [b for b in nb.cell(index).locator("button.jupyter-button").all() if b.is_visible()]
-    return bool(buttons) and all(b.is_disabled() for b in buttons)
-
-
 # --- approvals --------------------------------------------------------------------------------------
 def test_allow_runs_the_code_and_the_card_shows_the_result(page, jupyter_lab, fake_api, latency_log):
     code = "agent_value = 6 * 7\nprint('agent set', agent_value)"
@@ -102,7 +90,7 @@ def test_allow_runs_the_code_and_the_card_shows_the_result(page, jupyter_lab, fa
     assert "agent set 42" in card_text
     assert "Allowed once by you" in card_text
     assert "Done: agent_value is set." in nb.output_text(1)
-    assert all_buttons_disabled(nb, 1)
+    assert nb.buttons_all_disabled(1)
     record_latency(latency_log, "allow_once", click.at, nb.decided_at(1))
     bodies = fake_api.bodies(tag, expected=2)
     (result,) = tool_results(bodies[-1])
@@ -126,7 +114,7 @@ def test_deny_reason_reaches_the_model(page, jupyter_lab, fake_api, latency_log)
 
     assert nb.card_status(nb.card(1).first) == "denied"
     assert "Understood, I will not delete anything." in nb.output_text(1)
-    assert all_buttons_disabled(nb, 1)
+    assert nb.buttons_all_disabled(1)
     record_latency(latency_log, "deny", click.at, nb.decided_at(1))
     bodies = fake_api.bodies(tag, expected=2)
     (result,) = tool_results(bodies[-1])
@@ -272,7 +260,7 @@ def test_kernel_interrupt_during_an_approval_wait(page, jupyter_lab, fake_api):
     interrupt_seconds = time.monotonic() - clicked
     print(f"\ninterrupt → cell finished in {interrupt_seconds:.2f} s")
     assert interrupt_seconds < 10
-    assert all_buttons_disabled(nb, 1)
+    assert nb.buttons_all_disabled(1)
     assert nb.card_status(nb.card(1).first) in ("interrupted", "cancelled", "denied")
     # the interrupted cell failed, so Run All may have dropped the queued one: run it by hand
     if "Second answer." not in nb.output_text(2):

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import psutil
 import pytest
-from lab_page import LabNotebook
+from lab_page import LabNotebook, open_notebook
 from suite_counts import report
 
 from jupyter_toolagent.core.pairing import check_pairing
@@ -67,13 +67,6 @@ def conversation(first: Callable[[], Any]) -> Callable[[dict[str, Any]], Any]:
         return first()
 
     return script
-
-
-def open_notebook(page: Any, lab: Any, name: str, cells: list[str]) -> LabNotebook:
-    lab.write_notebook(name, cells)
-    notebook = LabNotebook(page, lab.notebook_url(name)).open()
-    print(f"\npage ready in {notebook.ready_seconds:.1f} s")
-    return notebook
 
 
 def interrupt_and_wait(nb: LabNotebook, cell: int) -> float:
@@ -153,8 +146,7 @@ def test_interrupt_during_an_approval_wait_for_a_shell_command(page, jupyter_lab
     nb.run_all()
     nb.wait_button(1, "Allow once")
     seconds = interrupt_and_wait(nb, 1)
-    buttons = [b for b in nb.cell(1).locator("button.jupyter-button").all() if b.is_visible()]
-    assert buttons and all(b.is_disabled() for b in buttons), "the approval can no longer be given"
+    assert nb.buttons_all_disabled(1), "the approval can no longer be given"
     assert nb.card_status(nb.card(1).first) in ("interrupted", "cancelled", "denied")
     run_follow_up(nb, 2)
     last = assert_conversation_continues(fake_api, tag)
