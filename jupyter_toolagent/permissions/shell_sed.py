@@ -40,7 +40,7 @@ class _Unreadable(Exception):
 
 def sed_runs_commands(words: Sequence[str]) -> bool:
     """Whether ``sed`` with these arguments may run a shell command (``e``, ``s///e``)."""
-    if "--sandbox" in words[1:]:  # sed refuses e, r and w in sandbox mode
+    if _sandboxed(words):  # sed refuses e, r and w in sandbox mode
         return False
     scripts = option_values(words, _SPEC)
     if not scripts and not sed_script_files(words):
@@ -50,6 +50,21 @@ def sed_runs_commands(words: Sequence[str]) -> bool:
         return any(_runs(script) for script in scripts)
     except (_Unreadable, IndexError, ValueError):
         return True
+
+
+def _sandboxed(words: Sequence[str]) -> bool:
+    """``--sandbox`` given as an option (not after ``--``, not as the value of ``-e``/``-f``)."""
+    skip = False
+    for word in words[1:]:
+        if skip:
+            skip = False
+        elif word == "--":
+            return False
+        elif word == "--sandbox":
+            return True
+        elif word in ("-e", "-f", "-l", "--expression", "--file", "--line-length"):
+            skip = True
+    return False
 
 
 def sed_script_files(words: Sequence[str]) -> list[str]:

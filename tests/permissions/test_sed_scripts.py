@@ -55,6 +55,8 @@ def test_scripts_that_do_not(script: str) -> None:
 
 def test_options() -> None:
     assert not sed_runs_commands(("sed", "--sandbox", "1e id", "f"))  # sed refuses `e` there
+    assert sed_runs_commands(("sed", "-e", "1e id", "--", "--sandbox"))  # there it is a file name
+    assert sed_runs_commands(("sed", "-f", "--sandbox", "-e", "1e id"))  # there the script file
     assert sed_runs_commands(("sed", "f", "--expression=s/x/y/ge"))  # GNU sed permutes arguments
     assert not sed_runs_commands(("sed", "-f", "script.sed", "f"))  # a script file: a documented limit
     assert reads_program_from_input(("sed", "-f", "-", "f")) and reads_program_from_input(("sed", "-f/dev/stdin"))

@@ -191,7 +191,8 @@ HOSTILE: list[Attempt] = [
     # sed's `e` command and `s///e` flag run shell commands; `e` alone runs the file's lines
     *_deny("sed e commands.txt", "sed -n 's/^/r/;s/^r/&m /e' list.txt", "sed -f - f < script.sed",
            "gsed '1e' f", "sed --expression='$e' f", "sed f -e 'x;G;s/\\n//e'", "sed -n '/[/]/e' f",
-           "sed 's/[/]/;a/e' f", "sudo sed -i.bak '1e' f", "xargs -a list sed e"),
+           "sed 's/[/]/;a/e' f", "sudo sed -i.bak '1e' f", "xargs -a list sed e",
+           "sed -e 1e -- --sandbox"),
     # a remote command (the host may be this machine), zip's test command, make's text and variables
     *_deny("ssh localhost rm -rf x", "ssh -p 22 localhost 'rm x'", "ssh -o BatchMode=yes localhost sh -c 'rm x'",
            "ssh -l me localhost -- rm x", "zip -T -TT 'rm x' a.zip f", "zip -TTrm a.zip f",
