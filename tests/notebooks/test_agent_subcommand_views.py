@@ -151,6 +151,8 @@ def test_help_lists_every_subcommand_and_mistakes_are_one_line(agent_shell: Any)
         assert f"\n  {name} " in text, name
     with pytest.raises(UsageError, match="schedule, "):
         agent_shell.run_line_magic("agent", "")
-    for name in ("schedule", "transcript", "raw", "check", "help"):
+    for name in ("schedule", "transcript", "check", "help"):
         with pytest.raises(UsageError, match=f"%agent {name} takes no arguments"):
             agent_shell.run_line_magic("agent", f"{name} extra")
+    with pytest.raises(UsageError, match="%agent raw takes only --full"):
+        agent_shell.run_line_magic("agent", "raw extra")
