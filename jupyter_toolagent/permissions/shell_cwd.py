@@ -21,6 +21,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+from itertools import islice
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ __all__ = ["part_directories"]
 _CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd", "chdir"})
 _GLOB = re.compile(r"[*?\[]")
 _UNFOLLOWABLE = re.compile(r"[$`]")
+_MAX_GLOB_PARTS = 2
+"""Path components with wildcards that a ``cd`` target may have and still be expanded."""
 
 
 def part_directories(parsed: "ParsedCommand", cwd: str | None) -> list[str | None] | None:
@@ -70,7 +73,9 @@ def _follow(current: str | None, target: str) -> str | None:
             return None
         path = os.path.join(current, path)
     if _GLOB.search(path):
-        matches = [m for m in glob.glob(path) if os.path.isdir(m)]
+        if sum(1 for part in path.split("/") if _GLOB.search(part)) > _MAX_GLOB_PARTS:
+            return None  # `cd /*/*/*/*/x?` would walk much of the disk during a permission check
+        matches = list(islice((m for m in glob.iglob(path) if os.path.isdir(m)), 2))
         if len(matches) != 1:
             return None
         path = matches[0]
