@@ -39,7 +39,7 @@ from .modes import apply_mode
 from .paths import compile_pattern, is_inside, path_rule_content, resolve_path
 from .rules import RuleBehavior, RuleEntry, parse_rule
 from .safety import check_file_edit, check_shell
-from .shell import ParsedCommand, SimpleCommand, is_read_only_parsed, is_read_only_part
+from .shell import ParsedCommand, is_read_only_parsed, is_read_only_part
 from .shell_cwd import part_directories
 from .shell_rules import (
     allow_matches_part,
@@ -158,8 +158,7 @@ def _describe(tool: "Tool", input: dict[str, Any], ctx: "ToolUseContext", perms:
             call.read_only = False  # /proc/<pid>/environ holds the API key
     elif isinstance(subject, ShellCommand):
         call.shell = try_parse(subject.command)
-        cwd = str(perms.cwd)
-        call.read_only = call.shell is not None and cwd != "/" and is_read_only_parsed(call.shell, cwd)
+        call.read_only = call.shell is not None and is_read_only_parsed(call.shell, str(perms.cwd))
     return call
 
 
@@ -304,7 +303,7 @@ def _allow_rule(perms: PermissionContext, call: _Call) -> RuleEntry | None:
             return None  # a change of directory nobody can follow: no part can be checked
         used: RuleEntry | None = None
         for part, cwd in zip(shell.commands, directories):
-            if _read_only_in(part, cwd):
+            if is_read_only_part(part, cwd):
                 continue
             match = next((e for e in entries if allow_matches_part(e.rule.content or "", part, cwd)), None)
             if match is None:
@@ -349,23 +348,17 @@ def _not_allowed_reason(call: _Call, perms: PermissionContext) -> str:
         return f"{call.describe()} could not be parsed, so no rule can allow it except its exact text"
     if isinstance(call.subject, ShellCommand) and call.shell is not None and call.shell.compound:
         contents = [e.rule.content or "" for e in perms.entries("allow") if _applies_to(e, call)]
-        missing = uncovered_parts(call.shell, contents, _read_only_in, str(perms.cwd))
+        missing = uncovered_parts(call.shell, contents, is_read_only_part, str(perms.cwd))
         listed = ", ".join(f"`{p.text}`" for p in missing)
         return f"parts of {call.describe()} are not allowed by any rule: {listed}"
     return f"{call.describe()} is not allowed by any rule"
-
-
-def _read_only_in(part: SimpleCommand, cwd: str | None) -> bool:
-    """Read-only in the directory the part runs in; never in ``/`` (``grep -r`` there reaches
-    ``/proc``)."""
-    return cwd is not None and cwd != "/" and is_read_only_part(part, cwd)
 
 
 def suggested_rule(call: _Call, perms: PermissionContext) -> str | None:
     """The narrowest allow rule that would permit the call (checked to parse)."""
     if isinstance(call.subject, ShellCommand):
         contents = [e.rule.content or "" for e in perms.entries("allow") if _applies_to(e, call)]
-        missing = uncovered_parts(call.shell, contents, _read_only_in, str(perms.cwd)) if call.shell is not None else []
+        missing = uncovered_parts(call.shell, contents, is_read_only_part, str(perms.cwd)) if call.shell is not None else []
         content = suggest_content(call.subject.command, call.shell, missing)
         if content is None:
             return None

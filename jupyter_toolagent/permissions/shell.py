@@ -215,8 +215,9 @@ def split_command(command: str) -> list[str]:
 
 def is_read_only_part(part: SimpleCommand, cwd: str | None = None) -> bool:
     """A known read-only command without unsafe options, writes, substitutions or expansions,
-    that does not reveal the environment (relative paths resolved against ``cwd``)."""
-    if not part.plain or part.substitution or part.expansions:
+    that does not reveal the environment (relative paths resolved against ``cwd``). Nothing is
+    read-only when it runs in ``/``: ``grep -r KEY .`` there reaches ``/proc``."""
+    if cwd == "/" or not part.plain or part.substitution or part.expansions:
         return False
     if reads_reveal_environment(part.reads, cwd):  # `cat < /proc/1/environ`, `cat < link_to_it`
         return False
@@ -233,7 +234,7 @@ def is_read_only_parsed(parsed: ParsedCommand, cwd: str | None = None) -> bool:
         and not parsed.defines_function
         and not parsed.redirect_expansions
         and not reads_reveal_environment(parsed.redirect_reads, cwd)
-        and all(directory != "/" and is_read_only_part(c, directory) for c, directory in zip(parsed.commands, directories))
+        and all(is_read_only_part(c, directory) for c, directory in zip(parsed.commands, directories))
     )
 
 

@@ -7,7 +7,8 @@ A deny rule such as ``Bash(rm:*)`` can only see shell commands. Three kinds of t
 * **program text for another language** — ``python3 -c``, ``perl -e``/``-E``, ``ruby -e``,
   ``node -e``/``-p``, ``php -r``, ``lua -e``, ``Rscript -e``, ``julia -e``, ``osascript -e``,
   ``dc -e``, ``expect -c``, ``deno eval``, an ``awk`` program that calls ``system()`` or opens a
-  pipe, a ``sed`` script with an ``e`` command or an ``s///e`` (`shell_sed`), ``vim -c``/``+cmd``/``--cmd``, ``gdb -ex``, ``emacs --eval``, ``make --eval`` (`inline_program`): no
+  pipe, a ``sed`` script with an ``e`` command or an ``s///e`` (`shell_sed`), ``vim
+  -c``/``+cmd``/``--cmd``, ``gdb -ex``, ``emacs --eval``, ``make --eval`` (`inline_program`): no
   parser here can tell what such code runs, so the engine treats the command as opaque — a
   person decides while content deny/ask rules exist, whatever the mode or an allow rule for
   the interpreter says (`shell_rules.opaque_reason`);
@@ -17,8 +18,8 @@ A deny rule such as ``Bash(rm:*)`` can only see shell commands. Three kinds of t
   pipe feeding it is only searched as text.
 
 Known limit: a program run from a *file* (``python3 script.py``, ``perl x.pl``, ``awk -f
-prog.awk``, ``sed -f x.sed``, ``bash script.sh``, ``source env.sh``, ``vim -S x.vim``) is judged by its command line
-only, as before; what the file does is not checked. Rules for interpreters should be written
+prog.awk``, ``sed -f x.sed``, ``bash script.sh``, ``source env.sh``, ``vim -S x.vim``) is judged by
+its command line only, as before; what the file does is not checked. Rules for interpreters should be written
 with that in mind (deny ``Bash(python3:*)`` rather than hope a ``Bash(rm:*)`` rule sees inside
 a script).
 """
