@@ -31,7 +31,15 @@ class ShellCommand:
     command: str
 
 
-PermissionSubject = FileAccess | ShellCommand
+@dataclass(frozen=True)
+class NotebookEdit:
+    """A call changes the notebook document itself (e.g. proposes a new cell). An edit like a
+    file edit in the working directory: it asks unless allowed, and ``acceptEdits`` allows it."""
+
+    action: str
+
+
+PermissionSubject = FileAccess | ShellCommand | NotebookEdit
 
 
 @dataclass

@@ -233,7 +233,10 @@ async def drive_run(
     model = config.model
     system = build_system_prompt(config.system)
     if prompt:
-        session.messages.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+        content = [{"type": "text", "text": prompt}]
+        if config.prompt_note:
+            content.append({"type": "text", "text": config.prompt_note})
+        session.messages.append({"role": "user", "content": content})
     turn: _Turn | None = None
     ctx: ToolUseContext | None = None
     try:

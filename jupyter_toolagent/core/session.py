@@ -61,6 +61,10 @@ class RunConfig:
     max_result_chars: int = 50_000
     max_message_chars: int = 200_000
     extra: dict[str, Any] = field(default_factory=dict)
+    prompt_note: str | None = None
+    """Facts about the world since the last run (e.g. what changed in the kernel), sent after the
+    prompt in the same user message: per-cell facts never go into the system prompt, which must
+    stay byte-identical for prompt caching. None or empty: the message is the prompt alone."""
 
 
 @dataclass

@@ -118,6 +118,7 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         namespace=shell.user_ns,
         dry_run=options.dry_run,
         extra=kernel_extras(shell),
+        prompt_note=kernel_change_note(shell, session),
     )
     return PreparedCell(prompt, options, session, model, approvals, config, abort, view, notices)
 
@@ -139,6 +140,8 @@ async def execute_cell(cell: PreparedCell) -> None:
         error = exc
         raise
     finally:
+        if not cell.config.dry_run:
+            agent_looked(cell.config.namespace, cell.config.extra, cell.session)
         view.finish(error)
         if cell.model.owned:
             close = getattr(cell.model.model, "aclose", None)
@@ -215,9 +218,43 @@ def check_tool_names(provide: Callable[[], list["Tool"]], names: Sequence[str]) 
 def kernel_extras(shell: Any) -> dict[str, Any]:
     """Front-end facts tools read from ``ctx.options.extra``."""
     extra: dict[str, Any] = {"hidden_names": frozenset(getattr(shell, "user_ns_hidden", {}) or ())}
+    extra.update(notebook_extras(shell))
     try:
         from .python_runner import IPythonRunner
     except ImportError:
         return extra
     extra["python_runner"] = IPythonRunner(shell)
     return extra
+
+
+def notebook_extras(shell: Any) -> dict[str, Any]:
+    """The notebook-awareness pieces (SPEC §15): cell history, cell inserter, undo store."""
+    from .cell_history import history_for
+    from .cell_inserter import CellInserter
+    from .undo import undo_store_for
+
+    extra: dict[str, Any] = {"cell_inserter": CellInserter(shell), "undo_store": undo_store_for(shell)}
+    history = history_for(shell)
+    if history is not None:
+        extra["cell_history"] = history
+    return extra
+
+
+def kernel_change_note(shell: Any, session: Session) -> str | None:
+    """What changed in the kernel since this session's previous agent cell (None: nothing)."""
+    from .cell_history import history_for
+    from .kernel_changes import watch_for
+
+    history = history_for(shell)
+    number = getattr(shell, "execution_count", None)
+    previous = history.error_of(number - 1) if history is not None and isinstance(number, int) else None
+    hidden = frozenset(getattr(shell, "user_ns_hidden", {}) or ())  # ListVariables' rule (kernel_extras)
+    return watch_for(session).note(shell.user_ns, hidden, previous_error=previous)
+
+
+def agent_looked(namespace: Any, extra: dict[str, Any], session: Session) -> None:
+    """The end of an agent cell: the next note compares with the kernel as it is now."""
+    from .kernel_changes import watch_for
+
+    if isinstance(namespace, dict):
+        watch_for(session).looked(namespace, extra.get("hidden_names"))

@@ -36,6 +36,7 @@ USAGE = """\
   rules              the session rules that "Always allow" added
   rules remove RULE  drop one of them
   export PATH        write the transcript and the runs' summaries as JSON
+  undo               restore the names the last RunPython call rebound or deleted (once)
   help               this text"""
 
 
@@ -234,6 +235,12 @@ def help_text(magics: "AgentMagics", args: list[str]) -> TextView:
     return TextView(USAGE)
 
 
+def _undo(magics: "AgentMagics", args: list[str]) -> TextView:
+    from .undo import undo
+
+    return undo(magics, args)
+
+
 SUBCOMMANDS: dict[str, Callable[["AgentMagics", list[str]], Any]] = {
     "transcript": transcript,
     "raw": raw,
@@ -245,4 +252,5 @@ SUBCOMMANDS: dict[str, Callable[["AgentMagics", list[str]], Any]] = {
     "check": check,
     "export": export,
     "help": help_text,
+    "undo": _undo,
 }

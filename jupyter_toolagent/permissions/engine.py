@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..core.permission_types import FileAccess, PermissionDecision, PermissionSubject, ShellCommand
+from ..core.permission_types import FileAccess, NotebookEdit, PermissionDecision, PermissionSubject, ShellCommand
 from ..core.tool import ToolPool
 from .context import ACCEPT_EDITS_GRANT, PermissionContext
 from .modes import apply_mode
@@ -81,6 +81,8 @@ class _Call:
             return f"the command `{self.subject.command.strip()}`"
         if isinstance(self.subject, FileAccess):
             return f"{'reading' if self.subject.access == 'read' else 'editing'} {self.path}"
+        if isinstance(self.subject, NotebookEdit):
+            return f"{self.tool.name} ({self.subject.action})"
         return f"{self.tool.name}"
 
 
@@ -127,7 +129,7 @@ async def decide(
     edit_inside = (
         isinstance(call.subject, FileAccess) and call.subject.access == "edit"
         and call.path is not None and is_inside(call.path, perms.cwd)
-    )
+    ) or isinstance(call.subject, NotebookEdit)  # the open notebook: an edit acceptEdits allows
     return apply_mode(decision, perms.mode, read_only=call.read_only, edit_inside_cwd=edit_inside, tool_name=tool.name)
 
 
