@@ -246,8 +246,7 @@ def kernel_change_note(shell: Any, session: Session) -> str | None:
     from .kernel_changes import watch_for
 
     history = history_for(shell)
-    number = getattr(shell, "execution_count", None)
-    previous = history.error_of(number - 1) if history is not None and isinstance(number, int) else None
+    previous = history.last_error() if history is not None else None
     hidden = frozenset(getattr(shell, "user_ns_hidden", {}) or ())  # ListVariables' rule (kernel_extras)
     return watch_for(session).note(shell.user_ns, hidden, previous_error=previous)
 

@@ -66,6 +66,9 @@ class CellHistory:
     def __init__(self, shell: Any) -> None:
         self._shell = weakref.ref(shell)
         self._errors: OrderedDict[int, CellError] = OrderedDict()
+        self.last_number: int | None = None
+        """The ``In`` number of the cell that finished last (whether the shell counts the running
+        cell before or after it runs differs between IPython versions; this does not)."""
 
     # --- the post_run_cell callback ---------------------------------------------------------
     def post_run_cell(self, result: Any) -> None:
@@ -77,7 +80,10 @@ class CellHistory:
     def _record(self, result: Any) -> None:
         number = getattr(result, "execution_count", None)
         error = getattr(result, "error_before_exec", None) or getattr(result, "error_in_exec", None)
-        if number is None or error is None:
+        if number is None:
+            return
+        self.last_number = int(number)
+        if error is None:
             return
         message = " ".join(str(error).split())
         if len(message) > 500:
@@ -90,6 +96,10 @@ class CellHistory:
     def error_of(self, number: int) -> CellError | None:
         return self._errors.get(number)
 
+    def last_error(self) -> CellError | None:
+        """The exception of the cell that finished last, if it raised."""
+        return None if self.last_number is None else self._errors.get(self.last_number)
+
     def cells(self) -> list[CellRecord]:
         shell = self._shell()
         if shell is None:
@@ -98,7 +108,8 @@ class CellHistory:
         sources = history.input_hist_raw
         outputs = history.output_hist
         records = []
-        for number in range(1, len(sources)):
+        end = len(sources) if self.last_number is None else min(len(sources), self.last_number + 1)
+        for number in range(1, end):  # not the running cell (the agent's own): it has not finished
             error = self._errors.get(number)
             output = outputs.get(number) if isinstance(outputs, dict) else None
             records.append(CellRecord(
