@@ -74,11 +74,7 @@ class InsertCell(Tool):
             outcome = InsertOutcome(False, "Not inserted: no notebook front end is attached to this session. The "
                                            "code was shown to the user, who can copy it into a cell.")
         if not outcome.inserted:
+            reason = outcome.message.removeprefix("Not inserted: ")
             ctx.emit(NoticeEvent(level="warning", text=redact(
-                f"InsertCell: the proposed cell was not inserted ({_reason(outcome.message)}). The code:\n\n{code}")))
+                f"InsertCell: the proposed cell was not inserted. {reason}\n\nThe proposed code:\n\n{code}")))
         return ToolResult(outcome.message)
-
-
-def _reason(message: str) -> str:
-    first = message.split(". ")[0].removeprefix("Not inserted: ")
-    return first.rstrip(".")
