@@ -202,3 +202,14 @@ def test_a_crashing_benchmark_becomes_a_figure_that_says_so(monkeypatch: Any) ->
     figure = entry.run_one("B7", "smoke")
     assert figure.error == "ValueError: the transcript could not be built"
     assert "benchmark failed" in report.summary_text([figure])
+
+
+def test_b14_kernel_changes_measures_note_snapshot_and_the_value_based_check() -> None:
+    figure = smoke("B14")
+    measured(figure, "note, nothing changed")
+    measured(figure, "end-of-cell snapshot (looked)")
+    measured(figure, "note after 42 changes")
+    per_cell = measured(figure, "per cell: note + snapshot (worst of the two notes)")
+    assert per_cell.ratio_to == "value-based check (hash the frame, pickle the rest), once"
+    assert measured(figure, "note size after 42 changes").value > 0, "the changes produced no note"
+    assert "Rebound: df (pandas DataFrame" in figure.details[0]
