@@ -11,6 +11,10 @@ which releases the objects it held; an undo consumes it, so a second undo has no
 Names the call newly bound are removed by undo — the namespace is as it was before the call —
 but only while they still hold the object the call bound: a name the person changed since is
 left alone, and so is a rebound or deleted name that was given a new value since.
+
+``_``-names (IPython's output history, private helpers) are neither listed nor undone. Holding
+the replaced objects has a cost worth knowing: a large frame that RunPython deleted or rebound
+stays in memory until the next RunPython call (or ``%agent undo``) lets it go.
 """
 
 from __future__ import annotations

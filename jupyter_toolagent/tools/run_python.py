@@ -14,6 +14,9 @@ The front end may supply the runner (``extra["python_runner"]``, an ``IPythonRun
 which also keeps ``__future__`` imports across calls and cells); otherwise each call gets a
 fresh plain `CodeRunner`.
 
+The result (and so the card) starts with the names the call bound, rebound and deleted, compared
+by identity (`namespace_changes`); the front end's undo store keeps what ``%agent undo`` needs.
+
 Not concurrency-safe and not read-only: the code can change anything. An error cancels the calls
 around it (their inputs were likely planned on this call's success).
 """
