@@ -70,3 +70,46 @@ def test_insert_cell_asks_then_the_cells_appear_below_unexecuted_in_order(
     results = [result_text(r) for r in tool_results(bodies[-1])]
     assert len(results) == 2 and all(r.startswith("Proposed: a new code cell") for r in results), results
     assert "proposal 2 of this agent cell" in results[1]
+
+
+def test_undo_after_a_rebinding_run_python_and_the_note_after_a_failed_cell_in_jupyterlab(
+        page, jupyter_lab, fake_api) -> None:
+    """Allow a RunPython that rebinds ``x``; ``%agent undo`` puts the old object back; a cell
+    fails; the next agent cell's first request carries the note (rebinding, deletion, error)."""
+    def script(body: dict[str, Any]) -> Any:
+        if tool_results(body):
+            return [{"type": "text", "text": "ok"}]
+        if "rebind" in body["messages"][-1]["content"][0]["text"]:
+            return [{"type": "tool_use", "name": "RunPython", "input": {"code": "x = 2\ndel y"}}]
+        return [{"type": "text", "text": "noted"}]
+
+    tag = fake_api.script(script)
+    nb = open_notebook(page, jupyter_lab, "undo_note.ipynb", [
+        LOAD + "\nx = [1]\ny = 'why'\noriginal = x",            # 0
+        f"%%agent\n{tag} rebind x",                             # 1
+        "print('after call:', x)",                              # 2
+        "%agent undo",                                          # 3
+        "print('after undo:', x is original, y)",               # 4
+        "x = x * 3\ndel original\nraise ValueError('bad input')",  # 5
+        "%%agent\nwhat changed?",                               # 6
+    ])
+    nb.run_all()
+    nb.click(nb.wait_button(1, "Allow once"))
+    for index in range(6):
+        nb.wait_cell_done(index)
+    assert "rebound x; deleted y" in nb.output_text(1)  # the card lists the names
+    assert "after call: 2" in nb.output_text(2)
+    assert "restored x, y" in nb.output_text(3) and "In-place changes" in nb.output_text(3)
+    assert "after undo: True why" in nb.output_text(4)
+    assert "ValueError" in (nb.error_text(5) or nb.output_text(5))
+    assert nb.prompt(6).replace(" ", "") in ("[]:", "[]")  # Run All stopped at the error
+    nb.run_cell(6)
+    nb.wait_cell_done(6)
+    bodies = fake_api.bodies(tag)
+    prompt = bodies[-1]["messages"][-1]["content"]
+    assert prompt[0]["text"] == "what changed?"
+    note = prompt[1]["text"]
+    # compared with the kernel as the agent left it (x = 2, no y), so the undo shows up too
+    assert "Added: y (str len 3)" in note and "Rebound: x (int → list len 3)" in note
+    assert "Removed: original (list len 1)" in note
+    assert f"(In[{nb.execution_count(5)}]) raised ValueError: bad input" in note
