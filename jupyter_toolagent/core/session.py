@@ -60,6 +60,16 @@ class RunConfig:
     dry_run: bool = False
     max_result_chars: int = 50_000
     max_message_chars: int = 200_000
+    context_window: int | None = None
+    """Override of the model's context window in tokens (SPEC §14); None: the API's own answer,
+    else the model's table entry."""
+    compact_at: float = 0.8
+    """Compact before a request that would use more than this share of the window."""
+    compact_target: float = 0.5
+    """Clearing old results is enough when it brings the request under this share."""
+    compact_keep: int = 4
+    """Assistant turns kept as they are by a compaction."""
+    auto_compact: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -103,6 +113,12 @@ class Session:
         self.outputs = ToolOutputStore()
         self.permissions = permissions
         """The `permissions.PermissionContext`: rules by source, session grants, decisions."""
+        from .context_window import ContextState
+
+        self.context = ContextState()
+        """The context window meter and the compactions (SPEC §14)."""
+        self.store: Any = None
+        """A `SessionStore` that saves the conversation as it goes (None: not saved)."""
 
     # --- views ---------------------------------------------------------------------------
     def check_pairing(self) -> list[Any]:
@@ -134,8 +150,13 @@ class Session:
         return path
 
     def reset(self) -> None:
+        from .context_window import ContextState
+
         self.messages.clear()
         self.runs.clear()
+        self.context = ContextState()
+        if self.store is not None:
+            self.store.reset(self)
 
     # --- running -------------------------------------------------------------------------
     async def run(self, prompt: str, config: RunConfig, *, abort: AbortSignal | None = None) -> AsyncIterator[AgentEvent]:
