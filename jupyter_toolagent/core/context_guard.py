@@ -223,3 +223,24 @@ class ContextGuard:
             status=failure.status, error_type=failure.error_type, request_id=failure.request_id,
             hint="Start a new conversation (%%agent --new) or compact keeping fewer turns (%agent compact --keep 1)",
         ).one_line()
+
+
+async def compact_now(session: "Session", config: "RunConfig", build_body: BuildBody, *,
+                      keep: int | None = None, emit: Emit | None = None) -> Compaction | None:
+    """Compact ``session`` by hand (``%agent compact``): clear old results and summarise all but
+    the last ``keep`` turns, whatever the window's fill. ``build_body`` is the request builder
+    the query loop uses (the model plug-in's)."""
+    from .abort import AbortSignal
+    from .simple_policy import SimplePolicy
+    from .system_prompt import build_system_prompt
+
+    events: list[AgentEvent] = []
+    sink = emit or events.append
+
+    async def no_flush() -> None:
+        return None
+
+    ctx = session._build_context(config, AbortSignal(), sink, SimplePolicy(), None, no_flush)
+    guard = ContextGuard(session, config, build_system_prompt(config.system), sink, build_body)
+    tools = [t.to_api_schema() for t in ctx.tools]
+    return await guard.compact(ctx, tools, reason="manual", keep=keep, force=True)

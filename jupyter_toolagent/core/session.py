@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Literal, Sequence
 
 from .abort import AbortSignal
-from .events import AgentEvent, RunFinishedEvent
+from .events import AgentEvent, NoticeEvent, RunFinishedEvent
 from .request_log import RequestLog
 from .usage import Usage
 
@@ -118,7 +118,10 @@ class Session:
         self.context = ContextState()
         """The context window meter and the compactions (SPEC §14)."""
         self.store: Any = None
-        """A `SessionStore` that saves the conversation as it goes (None: not saved)."""
+        """A `session_store.SessionStore` that saves the conversation as it goes (None: not saved)."""
+        self.resumed: Any = None
+        """How this session was loaded from a saved file (`sessions.ResumeReport`), or None."""
+        self._store_failed = False
 
     # --- views ---------------------------------------------------------------------------
     def check_pairing(self) -> list[Any]:
@@ -158,6 +161,26 @@ class Session:
         if self.store is not None:
             self.store.reset(self)
 
+    # --- saving --------------------------------------------------------------------------
+    def save(self) -> str | None:
+        """Hand the session to its store; the text of a first failure (then saving stops)."""
+        if self.store is None or self._store_failed:
+            return None
+        try:
+            self.store.sync(self)
+        except Exception as exc:  # a failing disk must not end the run
+            self._store_failed = True
+            return f"The session could not be saved ({type(exc).__name__}: {exc}); saving is off for it now."
+        return None
+
+    def store_compaction(self, compaction: Any) -> None:
+        if self.store is not None and not self._store_failed:
+            try:
+                self.store.sync(self)
+                self.store.compacted(self, compaction)
+            except Exception:
+                self._store_failed = True
+
     # --- running -------------------------------------------------------------------------
     async def run(self, prompt: str, config: RunConfig, *, abort: AbortSignal | None = None) -> AsyncIterator[AgentEvent]:
         """Run ``prompt``; yield events as they happen; the last one is `RunFinishedEvent`.
@@ -180,6 +203,12 @@ class Session:
         queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
 
         def emit(event: AgentEvent) -> None:
+            if event.kind in ("request_finished", "run_finished"):  # saved as the run goes
+                problem = self.save()
+                if problem:
+                    notice = NoticeEvent(level="warning", text=problem)
+                    record.events.append(notice)
+                    queue.put_nowait(notice)
             record.events.append(event)
             queue.put_nowait(event)
 
