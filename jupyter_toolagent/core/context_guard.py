@@ -101,16 +101,21 @@ class ContextGuard:
         return normalize_messages_for_api(api_view(messages, current), aliases=ctx.tools.canonical_names())
 
     async def messages_for_request(self, ctx: "ToolUseContext", tools: Sequence[dict[str, Any]],
-                                   full: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """What the next request sends: ``full`` (the normalized transcript) when nothing was
-        compacted, else the compacted view; compacted first when it would pass ``compact_at``."""
-        messages = full if self.state.current is None else self.view(ctx)
-        if self.state.current is not None and check_pairing(messages):
-            # cannot happen by construction (see compaction); never send an invalid view
-            self.emit(NoticeEvent(level="warning", text="The compacted view failed the pairing check; "
-                                  "the whole transcript is sent instead."))
-            self.state.compactions.append(Compaction(reason="reset"))
-            messages = full
+                                   prepare: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """What the next request sends: the normalized, checked transcript (``prepare()``) when
+        nothing was compacted, else the compacted view; compacted first when it would pass
+        ``compact_at``. With a compaction only the view is normalized and checked: the work per
+        request follows what is sent, not the length of the whole conversation."""
+        if self.state.current is None:
+            messages = prepare()
+        else:
+            messages = self.view(ctx)
+            if check_pairing(messages):
+                # a transcript edited or broken under the compaction: repair it, then compact afresh
+                messages = prepare()
+                self.emit(NoticeEvent(level="warning", text="The compacted view failed the pairing check; "
+                                      "the whole transcript is sent instead and compacted again if needed."))
+                self.state.compactions.append(Compaction(reason="reset"))
         predicted = self.state.meter.predict(self.estimate(tools, messages))
         if (self.config.auto_compact and not self.config.dry_run
                 and predicted > self.config.compact_at * self.window):

@@ -243,7 +243,7 @@ async def drive_run(
             ctx = build_context()
             tools = [t.to_api_schema() for t in ctx.tools]
             api_messages = await guard.messages_for_request(
-                ctx, tools, prepare_messages(session, ctx, emit, persist=not config.dry_run))
+                ctx, tools, lambda: prepare_messages(session, ctx, emit, persist=not config.dry_run))
             body = build_request_body(
                 model=model.model_name, system=system, tools=tools,
                 messages=api_messages, max_tokens=config.max_tokens, thinking=config.thinking,
