@@ -67,6 +67,11 @@ class JsonlSessionStore:
         self._window = learned_window
         self._resumed = resume_path is not None
         self._opened = False
+        self._rewrite = False
+
+    def rewrite_next(self) -> None:
+        """The next `sync` writes the whole transcript (it was replaced, e.g. repaired on load)."""
+        self._rewrite = True
 
     # --- SessionStore ------------------------------------------------------------------------
     def sync(self, session: "Session") -> None:
@@ -88,7 +93,7 @@ class JsonlSessionStore:
         records: list[dict[str, Any]] = []
         messages = session.messages
         written = self._written
-        appended = len(messages) >= len(written) and all(
+        appended = not self._rewrite and len(messages) >= len(written) and all(
             messages[i] is written[i] for i in range(max(0, len(written) - 2), len(written)))
         if appended and written and messages[0] is not written[0]:
             appended = False
@@ -98,6 +103,7 @@ class JsonlSessionStore:
         else:
             records.append({"type": "rewrite", "messages": list(messages), "at": time.time()})
         self._written = list(messages)
+        self._rewrite = False
         finished = [r for r in session.runs if r.finished_at is not None]
         for run in finished[self._runs:]:
             records.append({"type": "run", "prompt": run.prompt, "finish_reason": run.finish_reason,

@@ -162,11 +162,11 @@ def resume_session(name: str, *, cwd: Path | None = None, permissions: Any = Non
         record.usage = Usage(**{k: int(v) for k, v in usage.items() if k in Usage.__dataclass_fields__})
         session.runs.append(record)
     if save:
-        session.store = JsonlSessionStore(path.parent, name, resume_path=path,
-                                          written_messages=saved.messages if repair is None else [],
-                                          written_runs=len(saved.runs), learned_window=saved.learned_window)
-        if repair is None:
-            session.store._written = list(session.messages)  # the loaded objects are what is on disk
+        store = JsonlSessionStore(path.parent, name, resume_path=path, written_messages=session.messages,
+                                  written_runs=len(saved.runs), learned_window=saved.learned_window)
+        if repair is not None:
+            store.rewrite_next()  # the file holds the broken transcript: the repaired one replaces it
+        session.store = store
     report = ResumeReport(name=name, path=path, messages=len(session.messages), runs=len(saved.runs),
                           repair=repair, torn_tail=saved.torn_tail,
                           kernel_restarted=bool(saved.pids) and saved.pids[-1] != os.getpid())
