@@ -109,14 +109,14 @@ async def test_a_saved_session_is_written_as_it_runs_and_resumes(tmp_path: Path,
 async def test_a_fresh_session_never_appends_to_an_older_file(tmp_path: Path) -> None:
     with FakeAnthropicServer(turns=echo_turns) as server:
         first = saved_session(tmp_path)
-        await run_cells(first, server, ["one"])
+        await run_cells(first, server, ["alpha"])
         fresh = saved_session(tmp_path)
-        await run_cells(fresh, server, ["two"])
+        await run_cells(fresh, server, ["bravo"])
     assert fresh.store.saved_name == "default-2"
     names = sorted(s.path.stem for s in list_saved(tmp_path)[0])
     assert names == ["default", "default-2"]
-    assert "one" in json.dumps(load_saved(sessions_dir(tmp_path) / "default.jsonl").messages)
-    assert "one" not in json.dumps(load_saved(sessions_dir(tmp_path) / "default-2.jsonl").messages)
+    assert "alpha" in json.dumps(load_saved(sessions_dir(tmp_path) / "default.jsonl").messages)
+    assert "alpha" not in json.dumps(load_saved(sessions_dir(tmp_path) / "default-2.jsonl").messages)
 
 
 @pytest.mark.asyncio
