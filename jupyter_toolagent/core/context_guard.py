@@ -159,7 +159,7 @@ class ContextGuard:
                                   f"than the last {keep} turn{'s' if keep != 1 else ''} to keep."))
             return None
         try:
-            summary = await self._summarise(ctx, tools, self.view(ctx, candidate, upto=cut))
+            summary = await self._summary_of(ctx, tools, current, candidate, cut)
         except ModelAPIError as exc:
             self.emit(NoticeEvent(level="error", text=f"Compaction could not get a summary: {exc.one_line()}"))
             if newly:
@@ -183,6 +183,18 @@ class ContextGuard:
         if saver is not None:
             saver(compaction)
         return compaction
+
+    async def _summary_of(self, ctx: "ToolUseContext", tools: Sequence[dict[str, Any]], current: Compaction,
+                          cleared: Compaction, cut: int) -> str:
+        """The summary of ``messages[:cut]``, asked with the part as it was last sent (so the
+        request reads the prompt cache and the model sees the results it summarises); when even
+        that is too long for the window, with the old results cleared."""
+        try:
+            return await self._summarise(ctx, tools, self.view(ctx, current, upto=cut))
+        except ModelAPIError as exc:
+            if parse_prompt_too_long(exc.message) is None or cleared.cleared == current.cleared:
+                raise
+            return await self._summarise(ctx, tools, self.view(ctx, cleared, upto=cut))
 
     async def _summarise(self, ctx: "ToolUseContext", tools: Sequence[dict[str, Any]],
                          prefix: list[dict[str, Any]]) -> str:
