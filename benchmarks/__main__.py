@@ -34,6 +34,7 @@ MODULES = {
     "B8": "b8_prompt_cache",
     "B9": "b9_approval_wait",
     "B14": "b14_kernel_changes",
+    "B13": "b13_context_compaction",
 }
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 

@@ -151,6 +151,9 @@ class RequestFinishedEvent:
     usage: Usage
     request_id: str | None = None
     message: dict[str, Any] | None = None
+    context_window: int | None = None
+    """The model's context window in tokens; the request used ``usage``'s input + cache read +
+    cache write of it (SPEC §14)."""
     at: float = field(default_factory=_now)
 
 

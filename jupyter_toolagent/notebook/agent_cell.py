@@ -87,7 +87,7 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
     if model.notice:
         notices.insert(0, model.notice)
 
-    session = registry_for(shell).use(options.session, new=options.new)
+    session = use_session(magics, options.session, new=options.new, notices=notices)
     load_permissions(session)
     notices.extend(check_rule_tools(tool_names_now(tool_provider), rule_sources(options, magics, session.permissions)))
     abort = AbortSignal()
@@ -117,6 +117,8 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         cwd=Path.cwd(),
         namespace=shell.user_ns,
         dry_run=options.dry_run,
+        context_window=magics.context_window or None,
+        compact_at=magics.compact_at,
         extra=kernel_extras(shell),
         prompt_note=kernel_change_note(shell, session),
     )
@@ -152,6 +154,22 @@ async def execute_cell(cell: PreparedCell) -> None:
                     pass
     if finished is not None and finished.reason in FAILED_REASONS:
         raise AgentRunFailed((finished.error or finished.reason).splitlines()[0])
+
+
+def use_session(magics: "AgentMagics", name: str | None, *, new: bool, notices: list[str]) -> Session:
+    """The cell's session; a saved one named by ``--session`` is resumed (its report shown)."""
+    from ..errors import SessionFileError
+
+    registry = registry_for(magics.shell)
+    registry.save = bool(magics.save_sessions)
+    registry.last_resume = None
+    try:
+        session = registry.use(name, new=new)
+    except SessionFileError as exc:
+        raise UsageError(str(exc)) from None
+    if registry.last_resume is not None:
+        notices.append(registry.last_resume.summary())
+    return session
 
 
 def load_permissions(session: Session) -> None:

@@ -313,9 +313,18 @@ def usage_text(state: RunViewState) -> str:
     cost = estimate_cost(state.model, u)
     if cost is not None:
         parts.append(f"≈ ${cost:.4f}")
+    if state.context_window:
+        parts.append(context_text(state.context_tokens, state.context_window))
     if state.model:
         parts.append(state.model)
     return " · ".join(parts)
+
+
+def context_text(tokens: int, window: int) -> str:
+    """``context 37% of 200k``: the last request's share of the model's window (SPEC §14)."""
+    from ..core.context_window import format_window
+
+    return f"context {100 * tokens / window:.0f}% of {format_window(window)}"
 
 
 def footer_html(state: RunViewState) -> str:

@@ -31,12 +31,15 @@ USAGE = """\
   schedule           which calls of the last run shared a batch; when each waited and ran
   check              would the API accept the transcript? violations in the API's words
   reset              clear the current conversation
-  sessions           list the conversations (* marks the current one)
+  sessions           list the live conversations (* marks the current one) and the saved ones
   config             the %%agent defaults and where the model comes from
   rules              the session rules that "Always allow" added
   rules remove RULE  drop one of them
   export PATH        write the transcript and the runs' summaries as JSON
   undo               restore the names the last RunPython call rebound or deleted (once)
+  context            how full the context window is, and where the tokens go
+  compact [--keep N] compact the conversation now (summary of all but the last N turns)
+  resume NAME        continue a saved session (also after a kernel restart)
   help               this text"""
 
 
@@ -254,3 +257,8 @@ SUBCOMMANDS: dict[str, Callable[["AgentMagics", list[str]], Any]] = {
     "help": help_text,
     "undo": _undo,
 }
+
+from . import long_session_commands as _long  # noqa: E402  (the SPEC §14 subcommands)
+
+SUBCOMMANDS.update({"sessions": _long.sessions, "context": _long.context, "compact": _long.compact,
+                    "resume": _long.resume})

@@ -132,6 +132,9 @@ class RunViewState:
     request_index: int = -1
     requests_finished: int = 0
     usage: Usage = field(default_factory=Usage)
+    context_tokens: int = 0
+    """The last request's prompt tokens (input + cache read + cache write), SPEC §14."""
+    context_window: int | None = None
     last_request_id: str | None = None
     status: RunStatus = "running"
     finish_reason: str | None = None
@@ -320,6 +323,9 @@ def apply_event(state: RunViewState, event: AgentEvent) -> Update:
             assert isinstance(event, RequestFinishedEvent)
             state.requests_finished += 1
             state.usage = state.usage + event.usage
+            used = event.usage.input_tokens + event.usage.cache_read_input_tokens + event.usage.cache_creation_input_tokens
+            if used and event.context_window:
+                state.context_tokens, state.context_window = used, event.context_window
             state.last_request_id = event.request_id or state.last_request_id
             # the message is complete: show its text, rendered in full, now
             prefix = f"{state.request_index}:"

@@ -155,6 +155,15 @@ def test_b8_prompt_cache_shares_are_fractions() -> None:
     assert any("| request |" in d for d in figure.details)
 
 
+def test_b13_context_compaction_compares_tokens_and_measures_the_cache() -> None:
+    figure = smoke("B13")
+    compacted = measured(figure, "tokens sent with clearing and compaction")
+    assert compacted.ratio_to == "tokens sent without compaction" and compacted.ratio is not None
+    assert measured(figure, "compactions").value >= 1
+    assert 0.0 <= measured(figure, "lowest cache share of the 2nd request after a compaction").value <= 1.0
+    assert any("| compaction before request |" in d for d in figure.details)
+
+
 @pytest.mark.kernel
 def test_b9_approval_wait_measures_the_waiting_kernel() -> None:
     figure = smoke("B9")
