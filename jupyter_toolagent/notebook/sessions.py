@@ -60,6 +60,10 @@ class SessionRegistry:
         self._sessions[name] = session
         self.current_name = name
         self.last_resume = report
+        if report.kernel_restarted:
+            from .kernel_changes import mark_kernel_restarted
+
+            mark_kernel_restarted(session)  # the next cell's note says the kernel restarted
         return report
 
     def _saved_exists(self, name: str) -> bool:

@@ -113,6 +113,8 @@ def test_a_killed_kernel_leaves_a_session_that_resumes(tmp_path: Path) -> None:
     sent = str(last["messages"])
     assert "42" in sent and "Measure it." in sent, "the plain cell continued the resumed conversation"
     assert last["messages"][-1]["content"][-1]["text"].startswith("Go on.") or "Go on." in str(last["messages"][-1])
+    assert "The kernel was restarted since this conversation last ran" in str(last["messages"][-1]), \
+        "the resumed cell's kernel-change note says the kernel restarted (SPEC §15)"
     data = saved.read_bytes()
     assert TEST_KEY.encode() not in data
     assert data.count(b'"type":"process"') == 1, "the resuming kernel announced itself once"
