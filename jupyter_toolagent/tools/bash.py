@@ -80,8 +80,9 @@ class Bash(Tool):
     description = (
         "Run a bash command in the working directory. Returns its output; a non-zero exit code is an error that "
         "shows the exit code, stdout and stderr. Default timeout 120 s (max 600). Output is cut to the first and "
-        "last parts when long. Start long-running background processes with their output redirected to a file "
-        "(cmd > log 2>&1 &)."
+        "last parts when long. Each command runs in a sandbox: one allowed because it only reads sees a read-only "
+        "file system and no network; an approved one may write the working directory. Background jobs (cmd &) end "
+        "when the command returns."
     )
     input_model = BashInput
     cancels_siblings_on_error: ClassVar[bool] = True
