@@ -27,11 +27,13 @@ WALK_BUDGET = 4_000
 
 
 def walk_matches(roots: Iterable[Path], matches: Callable[[str], bool], *, budget: int = WALK_BUDGET,
-                 ) -> tuple[list[Path], bool]:
+                 resolve_links: bool = False) -> tuple[list[Path], bool]:
     """Entries under ``roots`` (the roots themselves excluded) for which ``matches(path)``
-    holds; a matching directory is not descended into. Returns (found, complete)."""
+    holds; a matching directory is not descended into. With ``resolve_links`` a symlink is
+    judged by where it points (and its target is what is returned). Roots inside another
+    root are walked once. Returns (found, complete)."""
     found: list[Path] = []
-    queue: deque[str] = deque(str(r) for r in roots if r.is_dir())
+    queue: deque[str] = deque(str(r) for r in _outermost_dirs(roots))
     seen = 0
     while queue:
         directory = queue.popleft()
@@ -41,13 +43,22 @@ def walk_matches(roots: Iterable[Path], matches: Callable[[str], bool], *, budge
                     seen += 1
                     if seen > budget:
                         return found, False
-                    if matches(entry.path):
-                        found.append(Path(entry.path))
+                    path = os.path.realpath(entry.path) if resolve_links and entry.is_symlink() else entry.path
+                    if matches(path):
+                        found.append(Path(path))
                     elif entry.is_dir(follow_symlinks=False):
                         queue.append(entry.path)
         except OSError:
             continue
     return found, True
+
+
+def _outermost_dirs(roots: Iterable[Path]) -> list[Path]:
+    kept: list[Path] = []
+    for root in sorted({r for r in roots if r.is_dir()}, key=lambda r: len(r.parts)):
+        if not any(root.is_relative_to(k) for k in kept):
+            kept.append(root)
+    return kept
 
 
 def find_protected(roots: Iterable[Path]) -> tuple[list[Path], bool]:
@@ -72,5 +83,5 @@ def find_hidden(roots: Iterable[Path], denied: Callable[[str], bool]) -> tuple[l
     each root itself when it is covered as a whole."""
     roots = [r for r in dict.fromkeys(roots) if r.exists()]
     whole = [r for r in roots if denied(str(r))]
-    found, complete = walk_matches([r for r in roots if r not in whole], denied)
-    return [*whole, *found], complete
+    found, complete = walk_matches([r for r in roots if r not in whole], denied, resolve_links=True)
+    return list(dict.fromkeys([*whole, *found])), complete

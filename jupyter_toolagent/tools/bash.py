@@ -51,6 +51,10 @@ BACKGROUND_GRACE = 1.0
 """Seconds output is still collected after the shell exits (background jobs holding the pipes)."""
 PROGRESS_INTERVAL = 0.25
 EXIT_POLL_INTERVAL = 0.02
+"""The longest wait between two looks at whether the shell exited. Looks come sooner while the
+command is young (a tenth of its run time so far, at least `FIRST_EXIT_POLL`), so a quick
+command is not rounded up to 20 ms."""
+FIRST_EXIT_POLL = 0.001
 
 
 class BashInput(BaseModel):
@@ -269,8 +273,10 @@ async def _exited(proc: asyncio.subprocess.Process) -> None:
     Not ``proc.wait()``: on Python 3.11 that also waits for the pipes to close, which a
     background job holding them can postpone for as long as it runs.
     """
-    while proc.returncode is None:
-        await asyncio.sleep(EXIT_POLL_INTERVAL)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    while proc.returncode is None:  # the wait between looks is a tenth of the time so far, 1-20 ms
+        await asyncio.sleep(min(EXIT_POLL_INTERVAL, max(FIRST_EXIT_POLL, (loop.time() - start) / 10)))
 
 
 def _close(proc: asyncio.subprocess.Process) -> None:
