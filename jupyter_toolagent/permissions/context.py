@@ -194,7 +194,8 @@ class PermissionContext:
         merged = SandboxSettings()
         for settings in (self.user_settings, self.settings):
             if settings is not None:
-                merged = merged.model_copy(update={k: getattr(settings.sandbox, k) for k in settings.sandbox.model_fields_set})
+                section = settings.sandbox
+                merged = merged.model_copy(update={k: getattr(section, k) for k in section.model_fields_set})
         return merged
 
     def take_notices(self) -> list[str]:

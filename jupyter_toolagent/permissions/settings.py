@@ -1,17 +1,18 @@
-"""The project settings file ``.toolagent/settings.json`` (SPEC §5.2).
+"""The settings files: the project's ``.toolagent/settings.json`` and the user's (SPEC §5.2).
 
-    {"permissions": {"allow": [], "deny": [], "ask": []}, "mode": "default"}
-
-    {"sandbox": {"network": true, "write": ["../shared"], "required": true}}
+    {"permissions": {"allow": [], "deny": [], "ask": []}, "mode": "default",
+     "sandbox": {"network": true, "write": ["../shared"], "required": true}}
 
 Two files are read, and no other: the user's own ``settings.json`` in the user's config
 directory (``$TOOLAGENT_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/toolagent``, else
 ``~/.config/toolagent``) and the working directory's ``.toolagent/settings.json``. Parent
 directories are never searched: a world-writable ``/tmp/.toolagent/`` or a cloned repository
 around the notebook would otherwise choose the mode and the allow rules without anyone
-noticing. A project file that widens permissions is announced (`widening`). A broken file must never be half-applied: every problem is
-collected and reported at once, each as ``<file>: field 'permissions.deny[1]': …``, and the
-run does not start (a deny rule that silently failed to load would be worse than no run).
+noticing. A project file that widens permissions is announced (`widening`).
+
+A broken file must never be half-applied: every problem is collected and reported at once,
+each as ``<file>: field 'permissions.deny[1]': …``, and the run does not start (a deny rule
+that silently failed to load would be worse than no run).
 
 Unknown keys are errors at every level (``"alow"`` or ``"permisions"`` is a typo that would
 drop rules), with the key it most likely meant.

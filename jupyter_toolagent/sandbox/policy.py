@@ -65,6 +65,7 @@ class SandboxPolicy:
         if self.confinement == "writable":
             lines.append("writable: " + ", ".join(str(p) for p in self.writable) + ", private /tmp")
             lines.append("protected (read-only): " + (", ".join(str(p) for p in self.protected) or "(none found)"))
-        lines.append("hidden (Read deny rules, kernel connection files): " + (", ".join(str(p) for p in self.hidden) or "(none)"))
+        hidden = ", ".join(str(p) for p in self.hidden) or "(none)"
+        lines.append(f"hidden (Read deny rules, kernel connection files): {hidden}")
         lines.extend(self.notes)
         return lines
