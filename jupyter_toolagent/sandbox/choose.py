@@ -41,7 +41,8 @@ def policy_for(decision: "PermissionDecision | None", command: str, perms: "Perm
     if decision is None or decision.decided_by == "read_only":
         return SandboxPolicy.read_only(cwd, hidden=hidden, notes=notes)
     roots = writable_roots(cwd, settings, perms)
-    protected, complete = find_protected(roots)
+    found, complete = find_protected(roots)
+    protected = _mount_points(found, roots)
     if not complete:
         notes += ("note: the search for protected paths stopped at its bound; deeper ones are writable",)
     if decision.asked == "safety":
@@ -49,6 +50,18 @@ def policy_for(decision: "PermissionDecision | None", command: str, perms: "Perm
         protected = [p for p in protected if p not in released]
     return SandboxPolicy("writable", cwd, network=settings.network, writable=tuple(roots),
                          protected=tuple(protected), hidden=hidden, notes=notes)
+
+
+def _mount_points(paths: Iterable[Path], roots: list[Path]) -> list[Path]:
+    """Where to mount each protected path read-only: a symlink's target (a mount follows
+    links), and only a target that exists and lies in a writable root (anything else is
+    read-only already). The link itself can still be replaced — see the README's limits."""
+    points: list[Path] = []
+    for path in paths:
+        real = Path(os.path.realpath(path))
+        if real.exists() and any(real.is_relative_to(r) for r in roots) and real not in points:
+            points.append(real)
+    return points
 
 
 def writable_roots(cwd: Path, settings: SandboxSettings, perms: "PermissionContext") -> list[Path]:

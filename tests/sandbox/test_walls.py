@@ -236,3 +236,15 @@ async def test_cancelling_a_sandboxed_command_kills_everything_it_started(projec
     size = beat.stat().st_size
     await asyncio.sleep(0.6)
     assert beat.stat().st_size == size
+
+
+def test_a_protected_symlink_protects_its_target_and_a_dangling_one_breaks_nothing(project: Path) -> None:
+    (project / "dotfiles").mkdir()
+    (project / "dotfiles" / "bashrc").write_text("orig\n")
+    (project / ".bashrc").symlink_to("dotfiles/bashrc")
+    (project / ".profile").symlink_to(project / "no-such-file")
+    policy = approved_policy(project, "make")
+    assert project / "dotfiles" / "bashrc" in policy.protected
+    outcome = run(policy, "echo evil >> .bashrc; echo evil >> dotfiles/bashrc; echo ok > fine.txt", project)
+    assert outcome.ok and "Read-only file system" in outcome.stderr
+    assert (project / "dotfiles" / "bashrc").read_text() == "orig\n" and (project / "fine.txt").read_text() == "ok\n"
