@@ -91,6 +91,8 @@ class ToolProgressEvent:
     message: str = ""
     fraction: float | None = None
     output: str = ""
+    label: str = ""
+    """How the call runs (``sandbox: read-only, no network``); the card keeps the last one."""
 
 
 @dataclass(kw_only=True)

@@ -222,6 +222,8 @@ class Session:
             except asyncio.TimeoutError:
                 pass
 
+        for text in _take_notices(perms):  # e.g. a project settings file that widens permissions
+            emit(NoticeEvent(level="warning", text=text))
         base_mode = perms.base_mode
         if mode is not None:
             perms.base_mode = mode
@@ -307,7 +309,7 @@ class Session:
             pool = ToolPool(t for t in pool if t.name in keep)
         pool = visible_tools(pool, self.permissions)
         options = ToolOptions(
-            cwd=Path(config.cwd) if config.cwd is not None else self.cwd,
+            cwd=Path(config.cwd) if config.cwd is not None else Path(getattr(self.permissions, "cwd", None) or self.cwd),
             namespace=config.namespace,
             max_result_chars=config.max_result_chars,
             max_message_chars=config.max_message_chars,
@@ -318,6 +320,12 @@ class Session:
             permissions=self.permissions, hooks=hooks, options=options, outputs=self.outputs,
             emit=emit, session=self, flush_events=flush_events,
         )
+
+
+def _take_notices(perms: Any) -> list[str]:
+    """Announcements the permission state holds for the person (shown once per session)."""
+    take = getattr(perms, "take_notices", None)
+    return list(take()) if callable(take) else []
 
 
 def _default_hooks() -> "HookRunner":

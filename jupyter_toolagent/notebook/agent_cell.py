@@ -114,7 +114,7 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         approver=approver,
         interactive=approver is not None,
         approval_timeout=timeout,
-        cwd=Path.cwd(),
+        cwd=None,  # the kernel's current directory at each request (the permission context follows it)
         namespace=shell.user_ns,
         dry_run=options.dry_run,
         context_window=magics.context_window or None,
@@ -179,7 +179,7 @@ def load_permissions(session: Session) -> None:
     from ..permissions import PermissionContext
 
     try:
-        session.permissions = PermissionContext.from_sources(cwd=Path.cwd())
+        session.permissions = PermissionContext.from_sources(cwd=None)  # follows %cd
     except ConfigError as exc:
         raise UsageError(" ".join(str(exc).split())) from None
 

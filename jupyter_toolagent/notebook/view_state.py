@@ -88,6 +88,8 @@ class CardState:
     batch: int | None = None
     progress_fraction: float | None = None
     progress_message: str = ""
+    label: str = ""
+    """How the call runs, as the tool reported it (the Bash sandbox: "sandbox: read-only, no network")."""
     live_output: str = ""
     captured_output: str = ""
     result_text: str = ""
@@ -262,6 +264,8 @@ def apply_event(state: RunViewState, event: AgentEvent) -> Update:
                 card.progress_fraction = min(1.0, max(0.0, float(event.fraction)))
             if event.message:
                 card.progress_message = event.message
+            if event.label:
+                card.label = event.label
             if event.output:
                 card.live_output = cut_middle(card.live_output + event.output, LIVE_OUTPUT_CHARS)
             return _update(card_key(card.tool_use_id))

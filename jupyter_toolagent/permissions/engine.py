@@ -11,6 +11,8 @@
     7  bypassPermissions                   → allow
     8  whole-tool or matching allow rule   → allow  (Bash: every part allowed or read-only)
     9  the tool's own allow / ask, then read-only tool or input → allow / ask / allow
+                                           (a read-only shell command only where a sandbox
+                                           works, or the settings opt out: SPEC §5.5)
     10 otherwise                           → ask
     then the mode maps an ask (`modes.apply_mode`).
 
@@ -225,6 +227,9 @@ async def _rule_decision(call: _Call, perms: PermissionContext, ctx: "ToolUseCon
     if own.behavior == "ask":
         return PermissionDecision.ask(own.message or f"{tool.name} asks for approval", "tool")
     if call.read_only:
+        unconfined = _unconfined_shell(call, perms)
+        if unconfined is not None:
+            return PermissionDecision.ask(f"{call.describe()} looks read-only, but {unconfined}", "default")
         return PermissionDecision.allow("read_only")
     # 10
     return PermissionDecision.ask(_not_allowed_reason(call, perms), "default")
@@ -335,6 +340,17 @@ def _opaque_restriction(perms: PermissionContext, call: _Call) -> PermissionDeci
         f"{call.describe()} cannot be checked against the rule `{first.rule}` ({first.source}): {why}",
         "rule", rule=str(first.rule),
     )
+
+
+def _unconfined_shell(call: _Call, perms: PermissionContext) -> str | None:
+    """Why a read-only shell command may not be auto-allowed: the sandbox that makes a misread
+    harmless does not work here (SPEC §5.5). Looked up lazily: the sandbox builds on this
+    package, not the other way round."""
+    if not isinstance(call.subject, ShellCommand):
+        return None
+    from ..sandbox.gate import read_only_shell_blocked
+
+    return read_only_shell_blocked(perms)
 
 
 def _safety(call: _Call, perms: PermissionContext) -> str | None:

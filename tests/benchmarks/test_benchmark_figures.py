@@ -172,6 +172,15 @@ def test_b9_approval_wait_measures_the_waiting_kernel() -> None:
     assert figure.targets[0].value is not None, "the wait was not measured"
 
 
+def test_b15_sandbox_compares_each_policy_with_the_unsandboxed_command() -> None:
+    figure = smoke("B15")
+    assert measured(figure, "process: in bwrap, read-only policy").ratio_to == "process: bash -c true"
+    assert measured(figure, "Bash tool: writable sandbox (policy built per call)").ratio_to == "Bash tool: not sandboxed"
+    assert [t.text for t in figure.targets] == ["added per Bash command, read-only ≤ 15 ms",
+                                                "added per Bash command, writable ≤ 15 ms"]
+    assert all(t.value is not None for t in figure.targets)
+
+
 def test_every_benchmark_module_is_covered_here() -> None:
     tested = {name.split("_")[1].upper() for name in globals() if name.startswith("test_b")}
     assert tested == set(MODULES)
