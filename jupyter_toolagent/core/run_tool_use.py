@@ -79,7 +79,17 @@ def _fail(block: dict[str, Any], name: str, text: str, status: ToolStatus = "err
 
 
 async def run_tool_use(block: dict[str, Any], ctx: ToolUseContext, *, batch: int | None = None) -> ToolCallOutcome:
-    """Run one ``tool_use`` block through lookup, checks, hooks, permission, call, packaging."""
+    """Run one ``tool_use`` block through lookup, checks, hooks, permission, call, packaging,
+    then secret scrubbing (stage 10): whatever a stage wrote, the outcome that leaves here —
+    the one thing the transcript, the events and the next request are made from — holds no
+    run of a protected value."""
+    outcome = await _run_stages(block, ctx, batch)
+    outcome.result = ctx.scrubber.scrub_result(outcome.result)
+    outcome.captured_output = ctx.scrubber.scrub(outcome.captured_output)
+    return outcome
+
+
+async def _run_stages(block: dict[str, Any], ctx: ToolUseContext, batch: int | None) -> ToolCallOutcome:
     tool_use_id: str = block["id"]
     requested = block.get("name", "")
 
@@ -224,7 +234,9 @@ async def _call(tool: Tool, parsed: BaseModel, block: dict[str, Any], ctx: ToolU
     tool_use_id = block["id"]
 
     def report(message: str, output: str, fraction: float | None) -> None:
-        ctx.emit(ToolProgressEvent(tool_use_id=tool_use_id, message=message, fraction=fraction, output=output))
+        scrub = ctx.scrubber.scrub
+        ctx.emit(ToolProgressEvent(tool_use_id=tool_use_id, message=scrub(message), fraction=fraction,
+                                   output=scrub(output)))
 
     ctx.emit(ToolStartedEvent(tool_use_id=tool_use_id, name=tool.name, batch=batch))
     started = time.monotonic()
@@ -243,6 +255,8 @@ async def _call(tool: Tool, parsed: BaseModel, block: dict[str, Any], ctx: ToolU
     printed = captured.getvalue()
     if printed:
         content = _append_printed(content, printed)
+    # Scrubbed before packaging too: an oversized output is kept whole in the session's store.
+    content = ctx.scrubber.scrub_content(content)
     budget = tool.max_result_chars or ctx.options.max_result_chars
     result = package_result(
         tool_use_id=tool_use_id, tool_name=tool.name, content=content, is_error=is_error,

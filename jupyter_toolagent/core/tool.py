@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from .abort import AbortSignal
 from .permission_types import PermissionDecision, PermissionSubject
+from .secrets import SecretScrubber, environment_scrubber
 
 if TYPE_CHECKING:
     from .events import AgentEvent
@@ -199,6 +200,9 @@ class ToolUseContext:
     """Wait until the front end has handled every event emitted so far (bounded: it returns
     anyway after a short while). A tool about to block the loop's thread awaits it first, so
     its running card is on screen while it blocks."""
+    scrubber: SecretScrubber = field(default_factory=environment_scrubber)
+    """Replaces runs of protected values in every result, error and progress line
+    (`run_tool_use` applies it); the session's, built when the session started."""
 
     def replace(self, **changes: Any) -> "ToolUseContext":
         return dataclasses.replace(self, **changes)

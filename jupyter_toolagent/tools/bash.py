@@ -5,7 +5,8 @@ whole pipeline and whatever it started, not just the shell. Output is kept head 
 a fixed size however much the command prints (the start says what ran, the end how it ended).
 Output that background jobs write to the command's pipes is collected for at most a second after
 the shell exits; the call does not wait for them. The child environment lacks the product's own
-credentials (`secret_env`), and their values are masked in the output.
+credentials (`secret_env`); runs of every protected value are replaced in the output and the
+progress lines by the core's one scrubber (`core.secrets`, applied in `run_tool_use`).
 
 Whether a command is read-only (and so may run concurrently and without asking) is decided by
 the permission package's shell parser; while that is unavailable every command counts as not
@@ -29,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..core.permission_types import PermissionSubject, ShellCommand
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
 from .bounded import HeadTailBuffer
-from .secret_env import child_environment, redact
+from .secret_env import child_environment
 
 __all__ = ["Bash", "BashInput", "CommandOutcome", "run_command"]
 
@@ -95,7 +96,7 @@ class Bash(Tool):
             return ToolResult(f"The working directory {cwd} does not exist.", is_error=True)
         timeout = input.timeout or DEFAULT_TIMEOUT
         outcome = await run_command(input.command, cwd, timeout, progress)
-        return ToolResult(redact(outcome.text()), is_error=not outcome.ok)
+        return ToolResult(outcome.text(), is_error=not outcome.ok)
 
 
 @dataclass
@@ -176,7 +177,7 @@ class _Throttle:
 
     def flush(self, now: float | None = None) -> None:
         if self.progress is not None and self.pending:
-            self.progress("running", output=redact("".join(self.pending))[-4_000:])
+            self.progress("running", output="".join(self.pending)[-4_000:])
             self.pending.clear()
             self.last = now or time.monotonic()
 

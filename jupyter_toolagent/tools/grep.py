@@ -22,7 +22,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..core.tool import Progress, ToolResult, ToolUseContext
 from .grep_search import PatternRejected, SearchQuery, SearchResult, compile_pattern, search_python, search_ripgrep
 from .paths import FileTool, display_path, read_denied_filter
-from .secret_env import redact
 
 __all__ = ["Grep", "GrepInput", "format_result", "run_search"]
 
@@ -89,7 +88,7 @@ class Grep(FileTool):
                     result.note, f"({len(protected):,} file{plural} with matches not shown: a deny rule covers them.)")))
         text = format_result(result, input.output_mode, Path(ctx.options.cwd), input.head_limit or DEFAULT_HEAD_LIMIT,
                              input.pattern, input.path or ".")
-        return ToolResult(redact(text))
+        return ToolResult(text)
 
 
 async def run_search(query: SearchQuery, backend: str | None = None) -> SearchResult:

@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
 from .bounded import DEFAULT_TIMEOUT, TimedOut, run_in_daemon_thread
 from .inspect_path import InspectPathError, parse_path, resolve_path
-from .secret_env import redact
 from .summarize import DEFAULT_BUDGET, summarize
 from .variables import is_hidden
 
@@ -79,7 +78,7 @@ class InspectVariable(Tool):
         except TimedOut:
             return ToolResult(f"Inspecting {input.path!r} did not finish within {OVERALL_TIMEOUT:g} s "
                               "(the object's own code is slow); try a narrower path.", is_error=True)
-        return ToolResult(redact(text))
+        return ToolResult(text)
 
 
 def _inspect(path: Any, namespace: Any, budget: int) -> str:
