@@ -12,7 +12,7 @@ scanned once with its whitespace removed; only when something matches is a map f
 compact copy back to the original built, and the covered spans (merged, so overlapping and
 adjacent pieces become one replacement) are cut out of the original text. A 50,000-character
 result with several protected values costs about a millisecond when it holds none of them
-(see ``benchmarks/b10_secret_scrub.py``).
+(see ``benchmarks/b11_secret_scrub.py``).
 
 Which values are protected (`protected_values`): the credential the product itself uses
 (handed in by the model layer) and every environment variable whose name contains ``KEY``,
@@ -39,6 +39,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 import ahocorasick_rs
@@ -62,8 +63,7 @@ REDACTION = "[secret]"
 itself can never form a new run of a protected value (unless the value contains brackets)."""
 SECRET_NAME_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 
-_WHITESPACE = re.compile(r"\s+")
-_WORDS = re.compile(r"\S+")
+_WHITESPACE_RUNS = re.compile(r"\s+")
 _IMAGE_TYPES = frozenset({"image", "document"})
 
 
@@ -106,7 +106,8 @@ def protected_values(env: Mapping[str, str] | None = None, extra: Iterable[str |
 
 
 def _compact(text: str) -> str:
-    return _WHITESPACE.sub("", text)
+    """``text`` without whitespace (``str.split`` and ``\\s`` agree on every code point)."""
+    return "".join(text.split())
 
 
 class SecretScrubber:
@@ -148,7 +149,8 @@ class SecretScrubber:
         """Covered spans of ``text`` (original indices, end exclusive), merged, in order."""
         if self._automaton is None or len(text) < self._shortest:
             return []
-        compact = _compact(text)
+        words = text.split()
+        compact = "".join(words)
         found = self._automaton.find_matches_as_indexes(compact, overlapping=True)
         if not found:
             return []
@@ -160,17 +162,17 @@ class SecretScrubber:
                 merged.append([start, end])
         if len(compact) == len(text):
             return [(a, b) for a, b in merged]
-        # Map compact indices back: each whitespace-free word starts at a known place in both.
-        words = [(m.start(), m.end()) for m in _WORDS.finditer(text)]
-        compact_starts: list[int] = []
-        position = 0
-        for start, end in words:
-            compact_starts.append(position)
-            position += end - start
+        # Map compact indices back: word k starts at compact_starts[k] in the compact copy and
+        # at compact_starts[k] + (all whitespace before it) in the original.
+        gaps = list(map(len, _WHITESPACE_RUNS.findall(text)))
+        if not text[:1].isspace():
+            gaps.insert(0, 0)
+        compact_starts = list(accumulate(map(len, words), initial=0))
+        whitespace_before = list(accumulate(gaps))
 
         def original(index: int) -> int:
             word = bisect_right(compact_starts, index) - 1
-            return words[word][0] + index - compact_starts[word]
+            return index + whitespace_before[word]
 
         return [(original(a), original(b - 1) + 1) for a, b in merged]
 

@@ -202,3 +202,13 @@ def test_a_crashing_benchmark_becomes_a_figure_that_says_so(monkeypatch: Any) ->
     figure = entry.run_one("B7", "smoke")
     assert figure.error == "ValueError: the transcript could not be built"
     assert "benchmark failed" in report.summary_text([figure])
+
+
+def test_b11_secret_scrub_measures_the_scrubber_beside_its_alternatives() -> None:
+    figure = smoke("B11")
+    base = measured(figure, "scrubber, clean result")
+    for label in ("scrubber, 20 leaked slices", "pure-Python 8-gram scan, clean result",
+                  "old whole-value mask, clean result"):
+        assert measured(figure, label).ratio_to == base.label
+    assert "replacements" in figure.row("scrubber, 20 leaked slices").note
+    assert measured(figure, "run_tool_use, session scrubber").ratio_to == "run_tool_use, no protected values"
