@@ -1,0 +1,128 @@
+"""SPEC §5.6: InspectVariable's path language is a wall — a generated family of hostile paths
+(random chains of attribute, index and slice steps from modules, IPython's objects, ``_`` names,
+the product's own objects, the environment and protected text) against a real IPython shell's
+namespace, judged by an independent oracle on the raw tool text (before the scrubber); and the
+everyday paths that must keep working.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pytest
+from inspect_family import (
+    KEY,
+    TOKEN,
+    bypass_of,
+    everyday_path,
+    family,
+    hostile_path,
+    inspect_raw,
+    make_shell,
+)
+from suite_counts import report
+
+from jupyter_toolagent.core.secrets import SecretScrubber
+
+pytest.importorskip("pandas")
+
+HOSTILE_COUNT = 600
+EVERYDAY_COUNT = 100
+
+
+@pytest.fixture(scope="module")
+def shell() -> Iterator[Any]:
+    import os
+
+    saved = {k: os.environ.get(k) for k in ("ANTHROPIC_API_KEY", "MY_SERVICE_TOKEN")}
+    shell = make_shell()
+    try:
+        yield shell
+    finally:
+        from IPython.core.interactiveshell import InteractiveShell
+
+        InteractiveShell.clear_instance()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def scrubber() -> SecretScrubber:
+    return SecretScrubber([KEY, TOKEN])
+
+
+@pytest.mark.asyncio
+async def test_no_hostile_path_gets_through(shell: Any) -> None:
+    paths = family(HOSTILE_COUNT, 1400, hostile_path)
+    bypasses = {}
+    for path in paths:
+        why = await bypass_of(path, shell.user_ns, shell.user_ns_hidden, scrubber())
+        if why:
+            bypasses[path] = why
+    report("inspect_hostile_paths", len(paths), "generated InspectVariable paths from modules, IPython, product objects")
+    report("inspect_hostile_bypasses", len(bypasses), "paths that showed a protected run or landed on a forbidden object")
+    assert bypasses == {}
+
+
+@pytest.mark.asyncio
+async def test_refusals_say_what_is_not_allowed_and_why(shell: Any) -> None:
+    cases = {
+        "os": "not one of the user's variables",
+        "exit": "not one of the user's variables",
+        "get_ipython": "not one of the user's variables",
+        "exit._ip": "starts with '_'",
+        "func.__globals__": "starts with '_'",
+        "holder.os.environ": "holder.os is not inspected: it is the module 'os'",
+        "env_alias['ANTHROPIC_API_KEY']": "env_alias is not inspected: it is the process environment",
+        "holder.client.api_key": "runtime's own objects (Anthropic from anthropic",
+        "client": "runtime's own objects",
+        "holder.model": "runtime's own objects",
+        "holder.session.messages": "runtime's own objects",
+        "keys['api'][0:7]": "holds a protected value",
+        "secret_text[6:13]": "holds a protected value",
+        "secret_bytes[0:40]": "holds a protected value",
+        "gen.gi_frame.f_globals": "interpreter internal",
+        "g['os']": "g is not inspected: it is the notebook namespace",
+        "holder.g": "notebook namespace",
+        "builtin_of_os": "function of the module 'posix'",
+    }
+    for path, reason in cases.items():
+        is_error, text = await inspect_raw(path, shell.user_ns, shell.user_ns_hidden, scrubber())
+        assert is_error and reason in text, (path, text)
+
+
+@pytest.mark.asyncio
+async def test_everyday_paths_keep_working(shell: Any) -> None:
+    paths = family(EVERYDAY_COUNT, 1401, everyday_path)
+    broken = {}
+    for path in paths:
+        is_error, text = await inspect_raw(path, shell.user_ns, shell.user_ns_hidden, scrubber())
+        if is_error:
+            broken[path] = text
+    assert len(paths) >= 60
+    report("inspect_everyday_paths", len(paths), "ordinary paths into user data")
+    report("inspect_everyday_refused", len(broken))
+    assert broken == {}
+    _, text = await inspect_raw("df['col'][0:5]", shell.user_ns, shell.user_ns_hidden, scrubber())
+    assert "1.5" in text and "5.5" in text
+    _, text = await inspect_raw("d['k'][2]", shell.user_ns, shell.user_ns_hidden, scrubber())
+    assert "30" in text
+    _, text = await inspect_raw("obj.attr.sub", shell.user_ns, shell.user_ns_hidden, scrubber())
+    assert "42" in text
+    _, text = await inspect_raw("df.columns", shell.user_ns, shell.user_ns_hidden, scrubber())
+    assert "col" in text and "b" in text
+
+
+@pytest.mark.asyncio
+async def test_a_container_holding_a_key_is_refused_and_its_other_parts_are_not(shell: Any) -> None:
+    from tool_support import call, make_ctx, text_of
+
+    shell.user_ns["mixed"] = {"api": KEY, "rows": 12, "name": "report"}
+    ctx = make_ctx(namespace=shell.user_ns, hidden_names=frozenset(shell.user_ns_hidden)).replace(scrubber=scrubber())
+    refused = await call(ctx, "InspectVariable", path="mixed")
+    assert refused.is_error and "would show a protected value" in text_of(refused)
+    assert KEY[-20:] not in text_of(refused)
+    fine = await call(ctx, "InspectVariable", path="mixed['rows']")
+    assert not fine.is_error and "12" in text_of(fine)
