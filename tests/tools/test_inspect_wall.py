@@ -126,3 +126,49 @@ async def test_a_container_holding_a_key_is_refused_and_its_other_parts_are_not(
     assert KEY[-20:] not in text_of(refused)
     fine = await call(ctx, "InspectVariable", path="mixed['rows']")
     assert not fine.is_error and "12" in text_of(fine)
+
+
+def _step_text(step: Any) -> str:
+    from inspect_family import key_text
+
+    return "." + step if isinstance(step, str) else key_text(step)
+
+
+@pytest.mark.asyncio
+async def test_hypothesis_chains_from_hostile_roots_never_get_through(shell: Any) -> None:
+    """The same oracle over chains hypothesis builds (and shrinks, should one get through)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+    from inspect_family import HOSTILE_ATTRIBUTES, HOSTILE_KEYS, HOSTILE_ROOTS
+
+    steps = st.one_of(st.sampled_from(HOSTILE_ATTRIBUTES), st.sampled_from(HOSTILE_KEYS),
+                      st.builds(slice, st.integers(-40, 40), st.integers(-40, 60)))
+    bypasses: list[tuple[str, str]] = []
+
+    @settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.sampled_from(HOSTILE_ROOTS), st.lists(steps, max_size=5))
+    def check(root: str, chain: list[Any]) -> None:
+        import asyncio
+
+        path = root + "".join(_step_text(s) for s in chain)
+        why = asyncio.new_event_loop().run_until_complete(
+            bypass_of(path, shell.user_ns, shell.user_ns_hidden, scrubber()))
+        if why:
+            bypasses.append((path, why))
+        assert why is None, (path, why)
+
+    import threading
+
+    errors: list[BaseException] = []
+
+    def run() -> None:  # hypothesis drives its own loop; keep it off the test's running loop
+        try:
+            check()
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            errors.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join(timeout=240)
+    report("inspect_hypothesis_bypasses", len(bypasses))
+    assert not worker.is_alive() and not errors, errors[:1]
