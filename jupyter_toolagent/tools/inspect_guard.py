@@ -46,9 +46,10 @@ PROTECTED_MODULES = frozenset({
 })
 """IPython's shell, its history and the ``exit``/``quit`` objects (IPython's display objects,
 ``IPython.display.HTML`` and friends, are user data and stay inspectable)."""
-WHOLE_TEXT_CHARS = 1_000_000
-"""Texts longer than twice this are checked at their head and tail only (a summary shows a
-window at the start; a slice elsewhere is checked around itself)."""
+WHOLE_TEXT_CHARS = 100_000
+"""Texts longer than twice this are checked at their head and tail only: a summary (at most
+50,000 characters) shows a window at the start, and a slice elsewhere is checked around itself.
+Checking a 100 MB text whole would cost about 50 ms per inspection."""
 _INTERNALS = (types.FrameType, types.CodeType, types.TracebackType, types.CellType)
 
 
