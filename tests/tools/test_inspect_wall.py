@@ -172,3 +172,14 @@ async def test_hypothesis_chains_from_hostile_roots_never_get_through(shell: Any
     worker.join(timeout=240)
     report("inspect_hypothesis_bypasses", len(bypasses))
     assert not worker.is_alive() and not errors, errors[:1]
+
+
+@pytest.mark.asyncio
+async def test_a_slice_of_a_huge_text_is_checked_where_it_cuts(shell: Any) -> None:
+    at = 250_000
+    shell.user_ns["big"] = "x" * at + KEY + "y" * 250_000
+    for path in (f"big[{at}:{at + 7}]", f"big[{at + 30}:{at + 36}]", f"big[{at - 3}:{at + 4}]", f"big[{at + 5}]"):
+        is_error, text = await inspect_raw(path, shell.user_ns, shell.user_ns_hidden, scrubber())
+        assert is_error and "holds a protected value" in text, (path, text)
+    is_error, text = await inspect_raw("big[0:100]", shell.user_ns, shell.user_ns_hidden, scrubber())
+    assert not is_error and "xxxx" in text
