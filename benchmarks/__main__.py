@@ -36,6 +36,7 @@ MODULES = {
     "B13": "b13_context_compaction",
     "B14": "b14_kernel_changes",
     "B15": "b15_sandbox",
+    "B16": "b16_secret_scrub",
 }
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 

@@ -7,7 +7,7 @@ ever sees `PermissionDecision` values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Literal, Protocol
 
 if TYPE_CHECKING:
@@ -22,6 +22,9 @@ class FileAccess:
 
     path: str
     access: Literal["read", "edit"]
+    written: str | None = field(default=None, compare=False)
+    """The path as the call wrote it (absolute, ``..`` folded, links kept), where a name matters:
+    a link called ``.env`` is as secret-looking as the file it points at."""
 
 
 @dataclass(frozen=True)

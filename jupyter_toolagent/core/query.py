@@ -335,6 +335,8 @@ async def drive_run(
             _leave_valid(session, emit)
         if ctx is not None and ctx.hooks is not None and reason not in ("aborted", "dry_run"):
             await _run_stop_hooks(ctx, reason, emit)
+        if error:  # an exception's text may quote anything; the record is exported and saved
+            error = session.scrubber.scrub(error)
         record.finish_reason, record.error, record.usage = reason, error, total
         record.finished_at = time.time()
         emit(RunFinishedEvent(reason=reason, usage=total, error=error))

@@ -79,7 +79,22 @@ def _fail(block: dict[str, Any], name: str, text: str, status: ToolStatus = "err
 
 
 async def run_tool_use(block: dict[str, Any], ctx: ToolUseContext, *, batch: int | None = None) -> ToolCallOutcome:
-    """Run one ``tool_use`` block through lookup, checks, hooks, permission, call, packaging."""
+    """Run one ``tool_use`` block through lookup, checks, hooks, permission, call, packaging,
+    then secret scrubbing (stage 10): whatever a stage wrote, the outcome that leaves here —
+    the one thing the transcript, the events and the next request are made from — holds no
+    run of a protected value. A call's own output is scrubbed once, in `_call`, before it is
+    packaged (packaging keeps an oversized output whole in the session, and PostToolUse hooks
+    see the packaged result); the text of an early exit and hook context are scrubbed here."""
+    outcome = await _run_stages(block, ctx, batch)
+    if not outcome.started:  # an early exit's text quotes hooks, rules, the input
+        outcome.result = ctx.scrubber.scrub_result(outcome.result)
+    if outcome.additional_context:
+        outcome.additional_context = [ctx.scrubber.scrub(c) for c in outcome.additional_context]
+        outcome.result = _with_context(outcome.result, outcome.additional_context)
+    return outcome
+
+
+async def _run_stages(block: dict[str, Any], ctx: ToolUseContext, batch: int | None) -> ToolCallOutcome:
     tool_use_id: str = block["id"]
     requested = block.get("name", "")
 
@@ -169,8 +184,6 @@ async def run_tool_use(block: dict[str, Any], ctx: ToolUseContext, *, batch: int
         outcome.additional_context.extend(post.additional_context)
         if post.stop:
             outcome.stop_run, outcome.stop_reason = True, post.stop_reason or outcome.stop_reason
-    if outcome.additional_context:
-        outcome.result = _with_context(outcome.result, outcome.additional_context)
     return outcome
 
 
@@ -224,7 +237,9 @@ async def _call(tool: Tool, parsed: BaseModel, block: dict[str, Any], ctx: ToolU
     tool_use_id = block["id"]
 
     def report(message: str, output: str, fraction: float | None) -> None:
-        ctx.emit(ToolProgressEvent(tool_use_id=tool_use_id, message=message, fraction=fraction, output=output))
+        scrub = ctx.scrubber.scrub
+        ctx.emit(ToolProgressEvent(tool_use_id=tool_use_id, message=scrub(message), fraction=fraction,
+                                   output=scrub(output)))
 
     def label(text: str) -> None:
         ctx.emit(ToolProgressEvent(tool_use_id=tool_use_id, label=text))
@@ -243,9 +258,11 @@ async def _call(tool: Tool, parsed: BaseModel, block: dict[str, Any], ctx: ToolU
             # SystemExit too: a tool wrapping argparse, or calling exit(), must end its own call,
             # not the kernel's event loop.
             content, is_error = truncate_middle(f"{type(exc).__name__}: {exc}", MAX_ERROR_CHARS), True
-    printed = captured.getvalue()
+    printed = ctx.scrubber.scrub(captured.getvalue())
     if printed:
         content = _append_printed(content, printed)
+    # Scrubbed before packaging too: an oversized output is kept whole in the session's store.
+    content = ctx.scrubber.scrub_content(content)
     budget = tool.max_result_chars or ctx.options.max_result_chars
     result = package_result(
         tool_use_id=tool_use_id, tool_name=tool.name, content=content, is_error=is_error,

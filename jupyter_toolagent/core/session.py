@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Liter
 
 from .abort import AbortSignal
 from .events import AgentEvent, NoticeEvent, RunFinishedEvent
+from .event_scrub import scrub_event
 from .request_log import RequestLog
+from .secrets import environment_scrubber
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -126,6 +128,9 @@ class Session:
         self.resumed: Any = None
         """How this session was loaded from a saved file (`sessions.ResumeReport`), or None."""
         self._store_failed = False
+        self.scrubber = environment_scrubber()
+        """The protected values (SPEC §5.6), read from the environment now; each run adds the
+        credential its model uses. Every tool result and emitted event passes through it."""
 
     # --- views ---------------------------------------------------------------------------
     def check_pairing(self) -> list[Any]:
@@ -206,7 +211,10 @@ class Session:
         self.runs.append(record)
         queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
 
+        self.scrubber = self.scrubber.with_values(_model_credentials(config.model))
+
         def emit(event: AgentEvent) -> None:
+            event = scrub_event(event, self.scrubber)
             if event.kind in ("request_finished", "run_finished"):  # saved as the run goes
                 problem = self.save()
                 if problem:
@@ -318,7 +326,7 @@ class Session:
         return ToolUseContext(
             tools=pool, can_use_tool=can_use_tool, abort=abort, messages=list(self.messages),
             permissions=self.permissions, hooks=hooks, options=options, outputs=self.outputs,
-            emit=emit, session=self, flush_events=flush_events,
+            emit=emit, session=self, flush_events=flush_events, scrubber=self.scrubber,
         )
 
 
@@ -326,6 +334,13 @@ def _take_notices(perms: Any) -> list[str]:
     """Announcements the permission state holds for the person (shown once per session)."""
     take = getattr(perms, "take_notices", None)
     return list(take()) if callable(take) else []
+def _model_credentials(model: Any) -> tuple[str | None, ...]:
+    """The credential a model authenticates with, if it says (``protected_values()``)."""
+    values = getattr(model, "protected_values", None)
+    try:
+        return tuple(values()) if callable(values) else ()
+    except Exception:  # a model that cannot tell still has the environment's values protected
+        return ()
 
 
 def _default_hooks() -> "HookRunner":

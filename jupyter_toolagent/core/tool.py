@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from .abort import AbortSignal
 from .permission_types import PermissionDecision, PermissionSubject
+from .secrets import SecretScrubber, environment_scrubber
 
 if TYPE_CHECKING:
     from .events import AgentEvent
@@ -209,6 +210,9 @@ class ToolUseContext:
     decision: PermissionDecision | None = None
     """The permission decision that allowed this call (set for `Tool.call` only): a tool whose
     confinement depends on *why* it was allowed reads it instead of deciding again."""
+    scrubber: SecretScrubber = field(default_factory=environment_scrubber)
+    """Replaces runs of protected values in every result, error and progress line
+    (`run_tool_use` applies it); the session's, built when the session started."""
 
     def replace(self, **changes: Any) -> "ToolUseContext":
         return dataclasses.replace(self, **changes)

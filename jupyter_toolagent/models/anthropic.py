@@ -140,6 +140,15 @@ class AnthropicModel:
         if client is not None:
             await client.close()
 
+    def protected_values(self) -> tuple[str, ...]:
+        """The credentials this model authenticates with: the session scrubs them from every
+        result, notice and error (SPEC §5.6), wherever they came from (argument, environment,
+        a credentials profile the SDK loaded)."""
+        found = [self._api_key]
+        for client in list(self._clients.values()):
+            found += [getattr(client, "api_key", None), getattr(client, "auth_token", None)]
+        return tuple(v for v in found if isinstance(v, str) and v)
+
     def _secrets(self, client: Any) -> tuple[str | None, ...]:
         return (self._api_key, getattr(client, "api_key", None), getattr(client, "auth_token", None))
 

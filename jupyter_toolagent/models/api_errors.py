@@ -7,33 +7,22 @@ shows one line: what happened, the HTTP status and the API's error type, the req
 thing support asks for), and a hint on what to do — which depends on whether the SDK already
 retried (429/5xx/529 before the stream) or never will (an ``error`` event inside a 200 stream).
 
-Nothing here may leak the API key: messages and response bodies are scrubbed of the key the
-client was built with, and of anything that looks like one, before they are shown; very long
-bodies (an HTML error page from a proxy) are shortened.
+Nothing here may leak a protected value: messages and response bodies pass through the
+session's one scrubber (`core.secrets`), given the key the client was built with on top of the
+environment's secret-looking variables, before they are shown; very long bodies (an HTML error
+page from a proxy) are shortened.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable
 
+from ..core.secrets import SecretScrubber, environment_scrubber
 from ..errors import ModelAPIError
 
-__all__ = ["MAX_MESSAGE_CHARS", "missing_key_error", "scrub", "to_model_api_error"]
+__all__ = ["MAX_MESSAGE_CHARS", "missing_key_error", "to_model_api_error"]
 
 MAX_MESSAGE_CHARS = 600
-_HIDDEN = "<API key hidden>"
-_KEY_LIKE = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}")
-_BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"',}]+")
-
-
-def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` without the given secrets, bearer tokens or anything shaped like an API key."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, _HIDDEN)
-    text = _KEY_LIKE.sub(_HIDDEN, text)
-    return _BEARER.sub(lambda m: m.group(1) + _HIDDEN, text)
 
 
 def _sentence(text: str) -> str:
@@ -111,7 +100,7 @@ def _status_hint(status: int, error_type: str | None, response: Any) -> str:
     return "see the API's message above"
 
 
-def _api_status_error(exc: Any, secrets: Iterable[str | None]) -> ModelAPIError:
+def _api_status_error(exc: Any, scrubber: SecretScrubber) -> ModelAPIError:
     status = int(getattr(exc, "status_code", 0) or 0)
     error_type = getattr(exc, "type", None)
     body = getattr(exc, "body", None)
@@ -121,11 +110,11 @@ def _api_status_error(exc: Any, secrets: Iterable[str | None]) -> ModelAPIError:
     error_type = error_type if isinstance(error_type, str) else None
     hint = _status_hint(status, error_type, getattr(exc, "response", None))
     return ModelAPIError(
-        _shorten(scrub(str(message), secrets)),
+        _shorten(scrubber.scrub(str(message))),
         status=status or None,
         error_type=error_type,
         request_id=getattr(exc, "request_id", None),
-        hint=_sentence(scrub(hint, secrets)),
+        hint=_sentence(scrubber.scrub(hint)),
     )
 
 
@@ -140,11 +129,11 @@ def to_model_api_error(
     import anthropic
     import httpx2
 
-    secrets = tuple(secrets)
+    scrubber = environment_scrubber(extra=secrets)
     if isinstance(exc, ModelAPIError):
         return exc
     if isinstance(exc, anthropic.APIStatusError):
-        return _api_status_error(exc, secrets)
+        return _api_status_error(exc, scrubber)
     if isinstance(exc, (anthropic.APITimeoutError, httpx2.TimeoutException)):
         during = "while the response was streaming" if request_id else "before the response started"
         return ModelAPIError(
@@ -155,7 +144,7 @@ def to_model_api_error(
         )
     if isinstance(exc, (anthropic.APIConnectionError, httpx2.TransportError)):
         cause = exc.__cause__ if isinstance(exc, anthropic.APIConnectionError) and exc.__cause__ else exc
-        detail = _shorten(scrub(f"{type(cause).__name__}: {cause}", secrets), 300)
+        detail = _shorten(scrubber.scrub(f"{type(cause).__name__}: {cause}"), 300)
         if request_id:
             text = f"the connection dropped while the response was streaming ({detail})"
             hint = "The message is incomplete and its incomplete blocks were discarded; run the cell again"
@@ -166,8 +155,8 @@ def to_model_api_error(
     if isinstance(exc, TypeError) and "authentication method" in str(exc):
         return missing_key_error()
     if isinstance(exc, anthropic.CredentialsError):
-        return missing_key_error(f"the API credentials could not be loaded: {_shorten(scrub(str(exc), secrets), 300)}")
-    detail = _shorten(scrub(f"{type(exc).__name__}: {exc}", secrets), 300)
+        return missing_key_error(f"the API credentials could not be loaded: {_shorten(scrubber.scrub(str(exc)), 300)}")
+    detail = _shorten(scrubber.scrub(f"{type(exc).__name__}: {exc}"), 300)
     return ModelAPIError(
         f"the response could not be read ({detail})",
         error_type="stream_error",

@@ -7,11 +7,13 @@
     4  … its deny                          → deny
     5  content ask rule                    → ask    (also: a shell command nobody can check
                                                      against the content deny/ask rules)
-    6  safety check                        → ask, in every mode
+    6  safety check                        → ask, in every mode (writes to protected files;
+                                                     reads of /proc, /sys, /dev, credentials files)
     7  bypassPermissions                   → allow
     8  whole-tool or matching allow rule   → allow  (Bash: every part allowed or read-only)
     9  the tool's own allow / ask, then read-only tool or input → allow / ask / allow
-                                           (a read-only shell command only where a sandbox
+                                           (a reading tool only inside the working directory;
+                                           a read-only shell command only where a sandbox
                                            works, or the settings opt out: SPEC §5.5)
     10 otherwise                           → ask
     then the mode maps an ask (`modes.apply_mode`).
@@ -39,6 +41,7 @@ from ..core.tool import ToolPool
 from .context import ACCEPT_EDITS_GRANT, PermissionContext
 from .modes import apply_mode
 from .paths import compile_pattern, is_inside, path_rule_content, resolve_path
+from .read_safety import check_file_read, read_auto_allowed
 from .rules import RuleBehavior, RuleEntry, parse_rule
 from .safety import check_file_edit, check_shell
 from .shell import ParsedCommand, is_read_only_parsed, is_read_only_part
@@ -158,8 +161,6 @@ def _describe(tool: "Tool", input: dict[str, Any], ctx: "ToolUseContext", perms:
     call = _Call(tool, names, parsed, subject, read_only)
     if isinstance(subject, FileAccess):
         call.path = resolve_path(subject.path, perms.cwd)
-        if call.path == "/proc" or call.path.startswith("/proc/"):
-            call.read_only = False  # /proc/<pid>/environ holds the API key
     elif isinstance(subject, ShellCommand):
         call.shell = try_parse(subject.command)
         call.read_only = call.shell is not None and is_read_only_parsed(call.shell, str(perms.cwd))
@@ -230,7 +231,8 @@ async def _rule_decision(call: _Call, perms: PermissionContext, ctx: "ToolUseCon
         unconfined = _unconfined_shell(call, perms)
         if unconfined is not None:
             return PermissionDecision.ask(f"{call.describe()} looks read-only, but {unconfined}", "default")
-        return PermissionDecision.allow("read_only")
+        outside = _read_outside(call, perms)
+        return PermissionDecision.ask(outside, "default") if outside else PermissionDecision.allow("read_only")
     # 10
     return PermissionDecision.ask(_not_allowed_reason(call, perms), "default")
 
@@ -356,9 +358,20 @@ def _unconfined_shell(call: _Call, perms: PermissionContext) -> str | None:
 def _safety(call: _Call, perms: PermissionContext) -> str | None:
     if isinstance(call.subject, FileAccess) and call.subject.access == "edit" and call.path is not None:
         return check_file_edit(call.path)
+    if isinstance(call.subject, FileAccess) and call.subject.access == "read" and call.path is not None:
+        return check_file_read(call.subject.written or call.subject.path, call.path)
     if isinstance(call.subject, ShellCommand):
         return check_shell(call.shell, call.subject.command, str(perms.cwd))
     return None
+
+
+def _read_outside(call: _Call, perms: PermissionContext) -> str | None:
+    """Step 9 for reading tools: why a read-only file read is not auto-allowed (outside cwd)."""
+    if not isinstance(call.subject, FileAccess) or call.subject.access != "read" or call.path is None:
+        return None
+    if read_auto_allowed(call.path, perms.cwd):
+        return None
+    return f"{call.describe()} is outside the working directory {perms.cwd}; reads there are not allowed by default"
 
 
 def _not_allowed_reason(call: _Call, perms: PermissionContext) -> str:

@@ -5,7 +5,8 @@ whole pipeline and whatever it started, not just the shell. Output is kept head 
 a fixed size however much the command prints (the start says what ran, the end how it ended).
 Output that background jobs write to the command's pipes is collected for at most a second after
 the shell exits; the call does not wait for them. The child environment lacks the product's own
-credentials (`secret_env`), and their values are masked in the output.
+credentials (`secret_env`); runs of every protected value are replaced in the output and the
+progress lines by the core's one scrubber (`core.secrets`, applied in `run_tool_use`).
 
 Whether a command is read-only (and so may run concurrently and without asking) is decided by
 the permission package's shell parser; while that is unavailable every command counts as not
@@ -36,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..core.permission_types import PermissionSubject, ShellCommand
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
 from .bounded import HeadTailBuffer
-from .secret_env import child_environment, redact
+from .secret_env import child_environment
 
 if TYPE_CHECKING:
     from ..sandbox import SandboxPolicy
@@ -113,7 +114,7 @@ class Bash(Tool):
         progress.label(label)
         outcome = await run_command(input.command, cwd, timeout, progress, sandbox=policy)
         text = outcome.text() if outcome.ok else f"{outcome.text()}\n[{label}]"
-        return ToolResult(redact(text), is_error=not outcome.ok)
+        return ToolResult(text, is_error=not outcome.ok)
 
 
 def confinement(command: str, ctx: ToolUseContext, cwd: Path) -> "tuple[SandboxPolicy | None, str]":
@@ -206,7 +207,7 @@ class _Throttle:
 
     def flush(self, now: float | None = None) -> None:
         if self.progress is not None and self.pending:
-            self.progress("running", output=redact("".join(self.pending))[-4_000:])
+            self.progress("running", output="".join(self.pending)[-4_000:])
             self.pending.clear()
             self.last = now or time.monotonic()
 

@@ -48,7 +48,7 @@ class Glob(FileTool):
         """The directory the walk starts in: a pattern like ``../other/*`` or ``/etc/*`` leaves ``path``."""
         assert isinstance(input, GlobInput)
         base, _ = _split_literal_prefix(self.target(input, ctx), os.path.expanduser(input.pattern))
-        return FileAccess(os.path.realpath(base), "read")
+        return FileAccess(os.path.realpath(base), "read", written=os.path.normpath(base))
 
     async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         assert isinstance(input, GlobInput)

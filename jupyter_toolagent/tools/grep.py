@@ -21,8 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.tool import Progress, ToolResult, ToolUseContext
 from .grep_search import PatternRejected, SearchQuery, SearchResult, compile_pattern, search_python, search_ripgrep
-from .paths import FileTool, display_path, read_denied_filter
-from .secret_env import redact
+from .paths import FileTool, display_path, read_denied_filter, secret_file_filter
 
 __all__ = ["Grep", "GrepInput", "format_result", "run_search"]
 
@@ -87,9 +86,19 @@ class Grep(FileTool):
                 plural = "s" if len(protected) != 1 else ""
                 result.note = " ".join(filter(None, (
                     result.note, f"({len(protected):,} file{plural} with matches not shown: a deny rule covers them.)")))
+        secret = secret_file_filter() if root.is_dir() else None  # a file named explicitly was asked about
+        if secret is not None:
+            withheld = [path for path in result.files if secret(path)]
+            for path in withheld:
+                del result.files[path]
+            if withheld:
+                plural = "s" if len(withheld) != 1 else ""
+                result.note = " ".join(filter(None, (
+                    result.note, f"({len(withheld):,} file{plural} that look like credentials (.env, keys, cloud "
+                    "config) not searched: Read one by path to ask the user.)")))
         text = format_result(result, input.output_mode, Path(ctx.options.cwd), input.head_limit or DEFAULT_HEAD_LIMIT,
                              input.pattern, input.path or ".")
-        return ToolResult(redact(text))
+        return ToolResult(text)
 
 
 async def run_search(query: SearchQuery, backend: str | None = None) -> SearchResult:

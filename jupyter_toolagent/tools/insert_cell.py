@@ -22,7 +22,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..core.events import NoticeEvent
 from ..core.permission_types import NotebookEdit, PermissionSubject
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
-from .secret_env import redact
 
 __all__ = ["CellInserter", "InsertCell", "InsertCellInput", "InsertOutcome"]
 
@@ -75,6 +74,6 @@ class InsertCell(Tool):
                                            "code was shown to the user, who can copy it into a cell.")
         if not outcome.inserted:
             reason = outcome.message.removeprefix("Not inserted: ")
-            ctx.emit(NoticeEvent(level="warning", text=redact(
+            ctx.emit(NoticeEvent(level="warning", text=(  # scrubbed where the session emits it
                 f"InsertCell: the proposed cell was not inserted. {reason}\n\nThe proposed code:\n\n{code}")))
         return ToolResult(outcome.message)

@@ -3,15 +3,17 @@
 `InspectVariable` is read-only and runs without asking, so its path must not be a way to run
 code: the text is parsed with `ast` and only names, attribute access and subscripts whose keys
 are literal constants or slices of literal integers are accepted. Calls, operators,
-comprehensions and names or attributes starting with ``__`` (the way to ``__class__``,
-``__globals__`` and the interpreter's internals) are refused with a message saying why.
+comprehensions and names or attributes starting with ``_`` (the way to ``__class__``,
+``__globals__``, ``exit._ip`` and the interpreter's and kernel's internals) are refused with a
+message saying why. While a path is followed, every value it lands on is checked too
+(`inspect_guard`: no modules, no product objects, no protected text).
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 __all__ = ["Attribute", "InspectPathError", "Key", "Path", "parse_path", "resolve_path"]
 
@@ -92,8 +94,11 @@ def parse_path(text: str) -> Path:
 
 
 def _check_name(name: str, what: str) -> None:
-    if name.startswith("__"):
-        raise InspectPathError(f"the {what} {name!r} starts with '__'; such names are not inspected")
+    if name.startswith("_"):
+        raise InspectPathError(
+            f"the {what} {name!r} starts with '_': private and special names are never inspected (they lead to "
+            "modules, globals and the kernel's internals); use a public attribute or a variable ListVariables shows"
+        )
 
 
 def _key(node: ast.AST) -> Any:
@@ -126,8 +131,14 @@ def _describe(node: ast.AST) -> str:
     return f"a {type(node).__name__} expression"
 
 
-def resolve_path(path: Path, namespace: Any) -> Any:
-    """Follow ``path`` from ``namespace``; raise `InspectPathError` naming the step that failed.
+Guard = Callable[[Any, Any], "str | None"]
+"""``guard(value, next_key)``: why the path may not land on ``value`` (None: it may);
+``next_key`` is the subscript applied next, or None."""
+
+
+def resolve_path(path: Path, namespace: Any, guard: Guard | None = None) -> Any:
+    """Follow ``path`` from ``namespace``; raise `InspectPathError` naming the step that failed,
+    or the first value ``guard`` refuses (the root included).
 
     Attribute access and subscripting run the object's own ``__getattr__``/``__getitem__``
     (that is how ``df['col']`` works); the caller runs this under a timeout.
@@ -135,7 +146,15 @@ def resolve_path(path: Path, namespace: Any) -> Any:
     if path.root not in namespace:
         raise InspectPathError(f"no variable named {path.root!r}")
     value = namespace[path.root]
-    for i, step in enumerate(path.steps):
+    for i in range(len(path.steps) + 1):
+        if guard is not None:
+            following = path.steps[i] if i < len(path.steps) else None
+            why = guard(value, following.value if isinstance(following, Key) else None)
+            if why:
+                raise InspectPathError(f"{path.text(i)} is not inspected: {why}")
+        if i == len(path.steps):
+            break
+        step = path.steps[i]
         try:
             value = getattr(value, step.name) if isinstance(step, Attribute) else value[step.value]
         except Exception as exc:

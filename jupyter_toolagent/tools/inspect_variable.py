@@ -2,7 +2,8 @@
 
 The work runs in a daemon thread (`run_in_daemon_thread`): the kernel's event loop stays free
 for the Stop button and approval clicks, and a ``__repr__`` that never returns is abandoned
-rather than waited for. The character budget is, in order of precedence, the call's
+rather than waited for. A path starts only at a name `ListVariables` shows, and never lands
+on a module, the runtime's own objects or protected text (`inspect_guard`). The character budget is, in order of precedence, the call's
 ``max_chars``, ``extra["inspect_max_chars"]``, then 4,000.
 """
 
@@ -15,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
 from .bounded import DEFAULT_TIMEOUT, TimedOut, run_in_daemon_thread
+from .inspect_guard import refusal
 from .inspect_path import InspectPathError, parse_path, resolve_path
-from .secret_env import redact
 from .summarize import DEFAULT_BUDGET, summarize
-from .variables import is_hidden
+from .variables import is_hidden, user_tool_of
 
 __all__ = ["InspectVariable", "InspectVariableInput"]
 
@@ -69,24 +70,39 @@ class InspectVariable(Tool):
             return ToolResult("No Python namespace is attached to this session, so there is nothing to inspect.",
                               is_error=True)
         path = parse_path(input.path)
+        hidden = ctx.options.extra.get("hidden_names")
         if path.root not in namespace:
-            return ToolResult(_unknown_name(path.root, namespace, ctx.options.extra.get("hidden_names")), is_error=True)
+            return ToolResult(_unknown_name(path.root, namespace, hidden), is_error=True)
+        if is_hidden(path.root, namespace[path.root], hidden) and user_tool_of(namespace[path.root]) is None:
+            return ToolResult(
+                f"Cannot inspect {input.path!r}: {path.root!r} is not one of the user's variables (ListVariables does "
+                "not show modules, IPython's objects, '_' names or the runtime's own objects). Paths start only at "
+                "names ListVariables shows.", is_error=True)
         budget = input.max_chars or _configured_budget(ctx)
+
+        def guard(value: Any, next_key: Any) -> str | None:
+            return refusal(value, namespace=namespace, scrubber=ctx.scrubber, next_key=next_key)
+
         try:
-            text = await run_in_daemon_thread(_inspect, path, namespace, budget, timeout=OVERALL_TIMEOUT)
+            text = await run_in_daemon_thread(_inspect, path, namespace, budget, guard, timeout=OVERALL_TIMEOUT)
         except InspectPathError as exc:
             return ToolResult(f"Cannot inspect {input.path!r}: {exc}", is_error=True)
         except TimedOut:
             return ToolResult(f"Inspecting {input.path!r} did not finish within {OVERALL_TIMEOUT:g} s "
                               "(the object's own code is slow); try a narrower path.", is_error=True)
-        return ToolResult(redact(text))
+        if ctx.scrubber.finds(text):
+            return ToolResult(
+                f"Cannot inspect {input.path!r}: its summary would show a protected value (an API key, token or "
+                "password from the environment). Inspect the parts that hold none of it by path, e.g. d['other'].",
+                is_error=True)
+        return ToolResult(text)
 
 
-def _inspect(path: Any, namespace: Any, budget: int) -> str:
+def _inspect(path: Any, namespace: Any, budget: int, guard: Any) -> str:
     from .bounded import call_with_timeout
 
     try:
-        value = call_with_timeout(resolve_path, path, namespace, timeout=2 * DEFAULT_TIMEOUT)
+        value = call_with_timeout(resolve_path, path, namespace, guard, timeout=2 * DEFAULT_TIMEOUT)
     except TimedOut as exc:
         raise InspectPathError(f"following the path {exc}") from None
     header = f"{path.text()}: " if path.steps else f"{path.root}: "

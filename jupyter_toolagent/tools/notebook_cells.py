@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
 from .bounded import TextBudget, cut_middle
-from .secret_env import redact
 
 __all__ = ["CellHistorySource", "CellRecord", "NotebookCells", "NotebookCellsInput"]
 
@@ -90,7 +89,7 @@ class NotebookCells(Tool):
             return ToolResult("No notebook is attached to this session (no kernel cell history), so there are no "
                               "cells to read.", is_error=True)
         cells = list(source.cells())
-        return ToolResult(redact(render_cells(cells, input)))
+        return ToolResult(render_cells(cells, input))
 
 
 def select_cells(cells: Sequence[CellRecord], query: NotebookCellsInput) -> list[CellRecord]:

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from ..core.permission_types import FileAccess, PermissionSubject
 from ..core.tool import Tool, ToolUseContext
 
-__all__ = ["FileTool", "display_path", "read_denied_filter", "resolve_path"]
+__all__ = ["FileTool", "display_path", "read_denied_filter", "resolve_path", "secret_file_filter"]
 
 
 def resolve_path(raw: str | None, cwd: Path) -> Path:
@@ -61,6 +61,24 @@ def read_denied_filter(ctx: ToolUseContext) -> Callable[[str], bool] | None:
     return denied
 
 
+def secret_file_filter() -> Callable[[str], bool] | None:
+    """A predicate telling which found files look like credentials (``.env``, keys, cloud CLI
+    config — `permissions.read_safety`), or None without the permission package.
+
+    Reading one by name always asks; a search over a directory cannot ask per file, so Grep
+    leaves their contents out and says how many it left out.
+    """
+    try:
+        from ..permissions.read_safety import looks_secret
+    except ImportError:
+        return None
+
+    def secret(path: str) -> bool:
+        return looks_secret(os.path.abspath(path)) or looks_secret(os.path.realpath(path))
+
+    return secret
+
+
 class FileTool(Tool):
     """Base of Read, Glob, Grep, Edit and Write."""
 
@@ -79,7 +97,8 @@ class FileTool(Tool):
         return data
 
     def permission_subject(self, input: BaseModel, ctx: ToolUseContext) -> PermissionSubject | None:
-        return FileAccess(os.path.realpath(self.target(input, ctx)), self.access)
+        target = self.target(input, ctx)
+        return FileAccess(os.path.realpath(target), self.access, written=str(target))
 
     def is_read_only(self, input: BaseModel) -> bool:
         return self.access == "read"

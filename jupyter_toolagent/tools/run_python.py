@@ -35,7 +35,6 @@ from .bounded import bounded_repr, cut_middle
 from .images import bytes_to_blocks, close_new_figures, figure_png, new_figure_blocks, open_figure_numbers
 from .namespace_changes import NameChanges, UndoRecord
 from .python_exec import CodeRunner, Execution, PythonRunner
-from .secret_env import redact
 
 __all__ = ["RunPython", "RunPythonInput"]
 
@@ -120,7 +119,7 @@ def _record_changes(before: dict[str, Any], namespace: dict[str, Any], ctx: Tool
 
 def _text_block(printed: str) -> list[dict[str, Any]]:
     printed = printed.rstrip()
-    return [{"type": "text", "text": redact(cut_middle(printed, PRINTED_CHARS))}] if printed else []
+    return [{"type": "text", "text": cut_middle(printed, PRINTED_CHARS)}] if printed else []
 
 
 def _labelled(block: dict[str, Any]) -> dict[str, Any]:
@@ -134,7 +133,7 @@ def _merge_texts(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     merged: list[dict[str, Any]] = []
     for block in blocks:
         if block.get("type") == "text":
-            text = redact(block["text"])
+            text = block["text"]
             if merged and merged[-1].get("type") == "text":
                 merged[-1] = {"type": "text", "text": merged[-1]["text"].rstrip("\n") + "\n" + text}
                 continue
@@ -161,4 +160,4 @@ def _error_text(execution: Execution, printed: str) -> str:
         parts.append(f"The code called exit() (SystemExit: {error.code!r}); the kernel keeps running.")
     else:
         parts.append(execution.traceback)
-    return redact("\n".join(p.rstrip("\n") for p in parts))
+    return "\n".join(p.rstrip("\n") for p in parts)

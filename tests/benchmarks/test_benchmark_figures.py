@@ -231,3 +231,11 @@ def test_b14_kernel_changes_measures_note_snapshot_and_the_value_based_check() -
     assert per_cell.ratio_to == "value-based check (hash the frame, pickle the rest), once"
     assert measured(figure, "note size after 42 changes").value > 0, "the changes produced no note"
     assert "Rebound: df (pandas DataFrame" in figure.details[0]
+def test_b16_secret_scrub_measures_the_scrubber_beside_its_alternatives() -> None:
+    figure = smoke("B16")
+    base = measured(figure, "scrubber, clean result")
+    for label in ("scrubber, 20 leaked slices", "pure-Python 8-gram scan, clean result",
+                  "old whole-value mask, clean result"):
+        assert measured(figure, label).ratio_to == base.label
+    assert "replacements" in figure.row("scrubber, 20 leaked slices").note
+    assert measured(figure, "run_tool_use, session scrubber").ratio_to == "run_tool_use, no protected values"

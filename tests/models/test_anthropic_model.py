@@ -208,7 +208,7 @@ async def test_the_key_never_appears_in_errors_or_recordings(server: FakeAnthrop
         text = f"{error} {error!r} {error.message} {error.hint}"
         assert KEY not in text and KEY[-12:] not in text
         assert error.__cause__ is None and error.__suppress_context__
-    assert "<API key hidden>" in echoed.message
+    assert "[secret]" in echoed.message
     for recorded in server.requests + locked.requests:
         assert KEY not in repr(recorded) and KEY.encode() not in recorded.raw
         assert recorded.headers["authorization"] == "<present, not recorded>"

@@ -172,7 +172,11 @@ async def test_step6_safety_covers_protected_files_anywhere(perms: PermissionCon
                  "~/.config/git/config", "~/.ipython/profile_default/startup/a.py", "sub/.jupyter/x.json"):
         decision = await run(perms, WRITE, {"path": path})
         assert decision.decided_by == "safety", path
-    assert (await run(perms, READ, {"path": "~/.bashrc"})).behavior == "allow"
+    # reading one is not a safety matter, but it is outside the working directory (step 9)
+    outside = await run(perms, READ, {"path": "~/.bashrc"})
+    assert (outside.behavior, outside.decided_by) == ("ask", "default")
+    assert "outside the working directory" in outside.message
+    assert (await run(perms, READ, {"path": "sub/.jupyter/x.json"})).behavior == "allow"
 
 
 @pytest.mark.asyncio

@@ -204,6 +204,6 @@ def test_the_key_appears_nowhere(tmp_path: Path, logs: LogRecords) -> None:
     results = {b["tool_use_id"]: b for m in transcript["messages"] for b in blocks(m) if b.get("type") == "tool_result"}
     texts = [json.dumps(r) for r in results.values()]
     assert any("printenv" not in t and "Exit code 1" in t for t in texts), "printenv ran and found no key"
-    assert any("[redacted]" in t for t in texts), "RunPython's printed key was masked"
+    assert any("[secret]" in t for t in texts), "RunPython's printed key was masked"
     assert sum("not allowed" in t or "denied" in t for t in texts) >= 3, "env, RunPython and /proc were refused"
 

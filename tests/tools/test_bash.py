@@ -148,7 +148,7 @@ async def test_credential_values_are_masked_in_output(tmp_path: Path, ctx_in: An
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-1111111111")
     (tmp_path / "leak.txt").write_text("key=sk-ant-test-key-1111111111\n")
     outcome = await call(ctx_in(), "Bash", command="cat leak.txt")
-    assert text_of(outcome) == "key=[redacted]"
+    assert text_of(outcome) == "key=[secret]"
 
 
 @pytest.mark.asyncio

@@ -36,9 +36,11 @@ def test_plain_paths_parse(text: str, root: str, steps: tuple) -> None:
         ("x[len(x)]", "literal constants"),
         ("x[1:n]", "found a variable name"),
         ("x[1.5:2]", "slice bounds"),
-        ("x.__class__", "'__'"),
-        ("__builtins__", "'__'"),
-        ("obj.__dict__['k']", "'__'"),
+        ("x.__class__", "starts with '_'"),
+        ("__builtins__", "starts with '_'"),
+        ("obj.__dict__['k']", "starts with '_'"),
+        ("exit._ip", "starts with '_'"),
+        ("_private.x", "starts with '_'"),
         ("[1, 2]", "not a plain path"),
         ("lambda: 1", "a lambda"),
         ("", "empty"),
@@ -52,8 +54,11 @@ def test_anything_else_is_refused_with_a_reason(text: str, reason: str) -> None:
     assert reason in str(info.value)
 
 
-def test_a_single_underscore_name_is_allowed() -> None:
-    assert parse_path("_private._x").root == "_private"
+def test_a_single_underscore_name_is_refused_too() -> None:
+    # `exit._ip` reaches the IPython shell; `client._client` the SDK's HTTP client
+    for text in ("_private", "obj._x", "df['a']._data"):
+        with pytest.raises(InspectPathError, match="private and special names are never inspected"):
+            parse_path(text)
 
 
 def test_resolve_follows_attributes_keys_and_slices() -> None:

@@ -113,7 +113,7 @@ async def test_stop_takes_effect_at_an_await(ctx_in: Any) -> None:
 async def test_the_products_credentials_are_masked_in_output(ctx_in: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-abcdefgh")
     outcome = await call(ctx_in({}), "RunPython", code="import os\nprint(os.environ['ANTHROPIC_API_KEY'])")
-    assert "sk-ant-test-abcdefgh" not in text_of(outcome) and "[redacted]" in text_of(outcome)
+    assert "sk-ant-test-abcdefgh" not in text_of(outcome) and "[secret]" in text_of(outcome)
 
 
 @pytest.mark.asyncio

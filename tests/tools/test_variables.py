@@ -139,10 +139,10 @@ async def test_budget_precedence_input_then_extra_then_default(ctx_in: Any) -> N
 
 
 @pytest.mark.asyncio
-async def test_inspect_masks_the_products_credentials(ctx_in: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_inspect_refuses_to_show_the_products_credentials(ctx_in: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
     text = text_of(await call(ctx_in({"cfg": {"key": "sk-ant-test-0123456789"}}), "InspectVariable", path="cfg"))
-    assert "sk-ant-test-0123456789" not in text and "[redacted]" in text
+    assert "sk-ant-test-0123456789" not in text and "would show a protected value" in text
 
 
 # --- bounds on large and hostile values (allocated once per module) ------------------------------
