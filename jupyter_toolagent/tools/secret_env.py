@@ -7,14 +7,19 @@ anyway (code running in the kernel's own process, RunPython, cannot be given a d
 environment) is the job of the core's one scrubber (`core.secrets`), which replaces runs of
 every protected value in every tool's result.
 
-Other credentials in the environment (a user's ``GITHUB_TOKEN``) are left alone: the user's
-commands may need them, and the permission rules decide which commands run.
+Every other variable whose name marks it as a secret (SPEC §5.6: ``*KEY*``, ``*TOKEN*``,
+``*SECRET*``, ``*PASSWORD*``, ``*CREDENTIAL*`` — a user's ``GITHUB_TOKEN`` too) is dropped as
+well (SPEC §5.5: the sandbox's environment has no keys): an approved command with network could
+otherwise send it anywhere, and the scrubber only sees what comes back. A command that needs a
+token reads it from a file the person chose, which the permission rules then see.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+
+from ..core.secrets import is_secret_name
 
 __all__ = ["PRODUCT_PREFIXES", "child_environment", "is_product_secret"]
 
@@ -29,6 +34,7 @@ def is_product_secret(name: str) -> bool:
 
 
 def child_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A copy of ``base`` (default: ``os.environ``) without the product's credentials."""
+    """A copy of ``base`` (default: ``os.environ``) without the product's credentials and
+    without any other secret-looking variable."""
     source = os.environ if base is None else base
-    return {k: v for k, v in source.items() if not is_product_secret(k)}
+    return {k: v for k, v in source.items() if not (is_product_secret(k) or is_secret_name(k))}

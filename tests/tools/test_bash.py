@@ -130,7 +130,7 @@ async def test_inside_the_sandbox_background_jobs_end_with_the_command(tmp_path:
 
 
 @pytest.mark.asyncio
-async def test_the_child_environment_lacks_the_products_credentials(ctx_in: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_child_environment_lacks_every_secret_looking_variable(ctx_in: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-0000000000")
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "auth-token-0000000000")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
@@ -140,7 +140,8 @@ async def test_the_child_environment_lacks_the_products_credentials(ctx_in: Any,
     outcome = await call(ctx_in(), "Bash", command="env | cut -d= -f1 | sort")
     names = text_of(outcome).splitlines()
     assert "ANTHROPIC_API_KEY" not in names and "ANTHROPIC_AUTH_TOKEN" not in names
-    assert "ANTHROPIC_BASE_URL" in names and "GITHUB_TOKEN" in names
+    assert "GITHUB_TOKEN" not in names, "SPEC §5.5: no keys in the command's environment"
+    assert "ANTHROPIC_BASE_URL" in names and "PATH" in names
 
 
 @pytest.mark.asyncio
