@@ -30,6 +30,7 @@ reaches every process's environment).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core.permission_types import FileAccess, PermissionDecision, PermissionSubject, ShellCommand
@@ -303,7 +304,7 @@ def _allow_rule(perms: PermissionContext, call: _Call) -> RuleEntry | None:
             return None  # a change of directory nobody can follow: no part can be checked
         used: RuleEntry | None = None
         for part, cwd in zip(shell.commands, directories):
-            if is_read_only_part(part, cwd):
+            if is_read_only_part(part, cwd, str(perms.cwd)):
                 continue
             match = next((e for e in entries if allow_matches_part(e.rule.content or "", part, cwd)), None)
             if match is None:
@@ -348,7 +349,8 @@ def _not_allowed_reason(call: _Call, perms: PermissionContext) -> str:
         return f"{call.describe()} could not be parsed, so no rule can allow it except its exact text"
     if isinstance(call.subject, ShellCommand) and call.shell is not None and call.shell.compound:
         contents = [e.rule.content or "" for e in perms.entries("allow") if _applies_to(e, call)]
-        missing = uncovered_parts(call.shell, contents, is_read_only_part, str(perms.cwd))
+        missing = uncovered_parts(call.shell, contents, partial(is_read_only_part, own_directory=str(perms.cwd)),
+                                  str(perms.cwd))
         listed = ", ".join(f"`{p.text}`" for p in missing)
         return f"parts of {call.describe()} are not allowed by any rule: {listed}"
     return f"{call.describe()} is not allowed by any rule"
@@ -358,7 +360,8 @@ def suggested_rule(call: _Call, perms: PermissionContext) -> str | None:
     """The narrowest allow rule that would permit the call (checked to parse)."""
     if isinstance(call.subject, ShellCommand):
         contents = [e.rule.content or "" for e in perms.entries("allow") if _applies_to(e, call)]
-        missing = uncovered_parts(call.shell, contents, is_read_only_part, str(perms.cwd)) if call.shell is not None else []
+        missing = uncovered_parts(call.shell, contents, partial(is_read_only_part, own_directory=str(perms.cwd)),
+                                  str(perms.cwd)) if call.shell is not None else []
         content = suggest_content(call.subject.command, call.shell, missing)
         if content is None:
             return None

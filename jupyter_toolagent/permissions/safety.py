@@ -215,7 +215,7 @@ def check_shell(parsed: ParsedCommand | None, command: str, cwd: str) -> str | N
                 "(it could be a protected file); it needs approval in every mode"
             )
         where = followed[i] if i < len(followed) and followed[i] is not None else cwd
-        read_only = not part.writes and is_read_only_part(part, where)
+        read_only = not part.writes and is_read_only_part(part, where, cwd)
         hit = _first_protected(_tokens([*part.words, *part.writes]), directories, directory_itself=not read_only)
         if hit is not None:
             return _shell_reason(command, hit)

@@ -219,15 +219,16 @@ def split_command(command: str) -> list[str]:
     return [part.text for part in parse_command(command).parts]
 
 
-def is_read_only_part(part: SimpleCommand, cwd: str | None = None) -> bool:
+def is_read_only_part(part: SimpleCommand, cwd: str | None = None, own_directory: str | None = None) -> bool:
     """A known read-only command without unsafe options, writes, substitutions or expansions,
-    that does not reveal the environment (relative paths resolved against ``cwd``). Nothing is
-    read-only when it runs in ``/``: ``grep -r KEY .`` there reaches ``/proc``."""
+    that does not reveal the environment (relative paths resolved against ``cwd``, the
+    directory the part runs in; ``own_directory`` is the session's, default ``cwd``). Nothing
+    is read-only when it runs in ``/``: ``grep -r KEY .`` there reaches ``/proc``."""
     if cwd == "/" or not part.plain or part.substitution or part.expansions:
         return False
     if reads_reveal_environment(part.reads, cwd):  # `cat < /proc/1/environ`, `cat < link_to_it`
         return False
-    return words_are_read_only(part.core_words, cwd)
+    return words_are_read_only(part.core_words, cwd, own_directory)
 
 
 def is_read_only_parsed(parsed: ParsedCommand, cwd: str | None = None) -> bool:
@@ -240,7 +241,7 @@ def is_read_only_parsed(parsed: ParsedCommand, cwd: str | None = None) -> bool:
         and not parsed.defines_function
         and not parsed.redirect_expansions
         and not reads_reveal_environment(parsed.redirect_reads, cwd)
-        and all(is_read_only_part(c, directory) for c, directory in zip(parsed.commands, directories))
+        and all(is_read_only_part(c, directory, cwd) for c, directory in zip(parsed.commands, directories))
     )
 
 

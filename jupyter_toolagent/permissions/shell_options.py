@@ -10,7 +10,7 @@ particular program — the callers pass the option letters and names.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,8 @@ class OptionSpec:
     attached: str = ""
     stops: str = ""
     abbreviations: bool = False
-    """Long options may be shortened to a unique prefix (git's parse-options)."""
+    """Long options may be shortened to a unique prefix (GNU getopt_long, git's parse-options):
+    a prefix of a wanted or valued option counts as that option (`may_abbreviate`)."""
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,40 @@ class OptionScan:
     """Index of the first word that is not an option or an option's value (None: none)."""
 
 
+def may_abbreviate(name: str, option: str, known: Iterable[str] = ()) -> bool:
+    """Whether the long option word ``name`` (``--out``, no ``=value``) may mean ``option``
+    (``--output``) to a program whose long options may be shortened to a unique prefix (GNU
+    ``getopt_long``, git's parse-options, Python's optparse/argparse).
+
+    Over-inclusive on purpose: a prefix of ``option`` counts unless it is exactly another option
+    the program has (``--text`` is git's own option, not ``--textconv``). A prefix shared by two
+    options is an error to the program (it runs nothing), so counting it costs a question at most.
+    """
+    if name == option:
+        return True
+    return len(name) > 2 and name.startswith("--") and option.startswith(name) and name not in known
+
+
+def long_option_meanings(name: str, known: Iterable[str]) -> frozenset[str]:
+    """The options of ``known`` that the long option word ``name`` may mean: itself when it is
+    one of them, else every option it is a prefix of (empty: an option the program lacks)."""
+    options = frozenset(known)
+    if name in options:
+        return frozenset({name})
+    if len(name) <= 2 or not name.startswith("--"):
+        return frozenset()
+    return frozenset(o for o in options if o.startswith(name))
+
+
+def long_option_name(word: str) -> str:
+    """``--output=F`` → ``--output``."""
+    return word.split("=", 1)[0]
+
+
 def _long_matches(name: str, names: Sequence[str], abbreviations: bool) -> bool:
     if name in names:
         return True
-    return abbreviations and len(name) > 3 and any(n.startswith(name) for n in names)
+    return abbreviations and any(may_abbreviate(name, n) for n in names)
 
 
 def scan_options(words: Sequence[str], spec: OptionSpec, start: int = 1) -> OptionScan:
