@@ -24,7 +24,7 @@ import os
 import shlex
 from typing import Sequence
 
-from .shell_options import OptionSpec, option_values
+from .shell_options import OptionSpec, may_abbreviate, option_values
 
 __all__ = ["git_opaque_reason", "git_runs", "git_subcommand_index", "repository_of", "runs_in_own_repository"]
 
@@ -109,8 +109,11 @@ def git_runs(words: Sequence[str]) -> tuple[list[str], list[tuple[str, ...]]]:
     if spec is not None:
         scripts.extend(option_values(rest, spec, start=0))
     if name == "grep":
-        scripts.extend(w[2:] if w.startswith("-O") else w.split("=", 1)[1] for w in rest
-                       if (w.startswith("-O") and len(w) > 2) or (w.startswith("--open") and "=" in w))
+        for i, w in enumerate(rest):
+            if w.startswith("-O") and len(w) > 2:
+                scripts.append(w[2:])
+            elif w.startswith("--") and may_abbreviate(w.split("=", 1)[0], "--open-files-in-pager"):
+                scripts.append(w.split("=", 1)[1] if "=" in w else (rest[i + 1] if i + 1 < len(rest) else ""))
     elif name == "bisect" and "run" in rest:
         commands.append(rest[rest.index("run") + 1 :])
     elif name == "submodule" and "foreach" in rest:

@@ -28,6 +28,9 @@ class OptionSpec:
     valued_long: tuple[str, ...] = ()
     attached: str = ""
     stops: str = ""
+    known_long: tuple[str, ...] = ()
+    """The program's other long options (flags): with ``abbreviations``, a word equal to one of
+    them is that option, not an abbreviation (``--start`` is not ``--startas``)."""
     abbreviations: bool = False
     """Long options may be shortened to a unique prefix (GNU getopt_long, git's parse-options):
     a prefix of a wanted or valued option counts as that option (`may_abbreviate`)."""
@@ -71,10 +74,11 @@ def long_option_name(word: str) -> str:
     return word.split("=", 1)[0]
 
 
-def _long_matches(name: str, names: Sequence[str], abbreviations: bool) -> bool:
+def _long_matches(name: str, names: Sequence[str], spec: OptionSpec) -> bool:
     if name in names:
         return True
-    return abbreviations and any(may_abbreviate(name, n) for n in names)
+    known = (*spec.known_long, *spec.wanted_long, *spec.valued_long)
+    return spec.abbreviations and any(may_abbreviate(name, n, known) for n in names)
 
 
 def scan_options(words: Sequence[str], spec: OptionSpec, start: int = 1) -> OptionScan:
@@ -87,8 +91,8 @@ def scan_options(words: Sequence[str], spec: OptionSpec, start: int = 1) -> Opti
             return OptionScan(tuple(values), i + 1 if i + 1 < len(words) else None)
         if word.startswith("--"):
             name, eq, value = word.partition("=")
-            takes = _long_matches(name, spec.wanted_long, spec.abbreviations)
-            if takes or _long_matches(name, spec.valued_long, spec.abbreviations):
+            takes = _long_matches(name, spec.wanted_long, spec)
+            if takes or _long_matches(name, spec.valued_long, spec):
                 if not eq and i + 1 < len(words):
                     value, i = words[i + 1], i + 1
                 if takes:
