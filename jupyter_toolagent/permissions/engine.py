@@ -29,6 +29,7 @@ reaches every process's environment).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Iterable
@@ -42,6 +43,7 @@ from .rules import RuleBehavior, RuleEntry, parse_rule
 from .safety import check_file_edit, check_shell
 from .shell import ParsedCommand, is_read_only_parsed, is_read_only_part
 from .shell_cwd import part_directories
+from .shell_paths import named_paths
 from .shell_rules import (
     allow_matches_part,
     opaque_reason,
@@ -186,6 +188,13 @@ async def _rule_decision(call: _Call, perms: PermissionContext, ctx: "ToolUseCon
             f"{tool.name} was denied: {call.describe()} matches the deny rule `{entry.rule}` ({entry.source}).",
             "rule", rule=str(entry.rule),
         )
+    read_denied, read_unresolved = _shell_reads(perms, call)
+    if read_denied is not None:
+        entry, path = read_denied
+        return PermissionDecision.deny(
+            f"{tool.name} was denied: {call.describe()} reads {path}, which the deny rule `{entry.rule}` "
+            f"({entry.source}) covers.", "rule", rule=str(entry.rule),
+        )
     # 2 — whole-tool ask
     entry = _whole_tool(perms.entries("ask"), call.names)
     if entry is not None:
@@ -203,6 +212,12 @@ async def _rule_decision(call: _Call, perms: PermissionContext, ctx: "ToolUseCon
     if entry is not None:
         return PermissionDecision.ask(
             f"{call.describe()} matches the ask rule `{entry.rule}` ({entry.source})", "rule", rule=str(entry.rule)
+        )
+    if read_unresolved is not None:
+        entry, word = read_unresolved
+        return PermissionDecision.ask(
+            f"{call.describe()} may read files the deny rule `{entry.rule}` ({entry.source}) covers: "
+            f"{word} cannot be resolved before it runs", "rule", rule=str(entry.rule),
         )
     opaque = _opaque_restriction(perms, call)
     if opaque is not None:
@@ -285,6 +300,36 @@ def _content_rule(perms: PermissionContext, call: _Call, behavior: RuleBehavior)
             if compile_pattern(content, str(entry.base_dir or perms.cwd)).matches(call.path, widening=False):
                 return entry
     return None
+
+
+def _shell_reads(
+    perms: PermissionContext, call: _Call
+) -> tuple[tuple[RuleEntry, str] | None, tuple[RuleEntry, str] | None]:
+    """``Read(...)`` deny rules against the files a shell command names (`shell_paths`): the
+    rule and path it reads (→ deny), or the rule and a word that cannot be resolved, or a
+    directory read recursively that may hold denied files (→ ask)."""
+    if not isinstance(call.subject, ShellCommand):
+        return None, None
+    entries = [e for e in perms.entries("deny") if not e.rule.whole_tool and e.rule.tool == READ_RULE]
+    if not entries:
+        return None, None
+    if call.shell is None:
+        return None, (entries[0], "a command that cannot be parsed")
+    named = named_paths(call.shell, str(perms.cwd))
+    patterns = [(e, compile_pattern(e.rule.content or "", str(e.base_dir or perms.cwd))) for e in entries]
+    for path in named.paths:
+        for entry, pattern in patterns:
+            if pattern.matches(path, widening=False):
+                return (entry, path), None
+    for directory in named.walked:
+        for entry, pattern in patterns:
+            if pattern.matches(os.path.join(directory, "\0probe"), widening=False):  # all it holds is denied
+                return (entry, directory), None
+            if pattern.unanchored or pattern.anchor == directory or pattern.anchor.startswith(directory.rstrip("/") + "/"):
+                return None, (entry, f"{directory} (read recursively)")
+    if named.unresolved:
+        return None, (entries[0], f"`{named.unresolved[0]}`")
+    return None, None
 
 
 def _allow_rule(perms: PermissionContext, call: _Call) -> RuleEntry | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import posixpath
 import re
 from typing import Callable, Sequence
 
@@ -52,11 +51,11 @@ def reveals_environment(words: Sequence[str], cwd: str | None = None, *, environ
         return False
     if environment_commands and words[0].rsplit("/", 1)[-1] in ENVIRONMENT_COMMANDS:
         return True
-    walks = _walks_directories(words)
+    walks = walks_directories(words)
     return any(_reaches_proc(candidate, cwd, root_counts=walks) for w in words[1:] for candidate in _path_candidates(w))
 
 
-def _walks_directories(words: Sequence[str]) -> bool:
+def walks_directories(words: Sequence[str]) -> bool:
     """A command that reads the files under a directory it is given (``grep -r``, ``rg``,
     ``tar``): from ``/`` it passes through ``/proc``. Over-inclusive: any short option cluster
     with ``r``/``R`` counts."""
@@ -102,12 +101,45 @@ def _reaches_proc(word: str, cwd: str | None, *, root_counts: bool = False) -> b
         return False
     full = os.path.join(cwd or "/", expanded)
     if _GLOB.search(full):
-        parts = [p for p in posixpath.normpath(full).split("/") if p]
-        return bool(parts) and fnmatch.fnmatchcase("proc", parts[0])
+        return _glob_reaches_proc(full)
     resolved = os.path.realpath(full)
     if resolved == "/":  # `grep -ra KEY /` reads every process's environment on its way
         return root_counts
+    return _in_proc(resolved)
+
+
+def _in_proc(resolved: str) -> bool:
     return resolved == "/proc" or resolved.startswith("/proc/") or resolved.endswith("/environ")
+
+
+_MAX_GLOB_CANDIDATES = 64
+
+
+def _glob_reaches_proc(path: str) -> bool:
+    """Whether a glob path may name something in ``/proc``, resolved the way the kernel walks
+    it: component by component, each symlink followed before a ``..`` after it is applied
+    (``/dev/fd/../env*`` is ``/proc/self/env*``: ``/dev/fd`` links to ``/proc/self/fd``). A
+    wildcard component is matched against the directory's entries; more candidates than a
+    check should look at count as reaching ``/proc``."""
+    candidates = ["/"]
+    for component in [c for c in path.split("/") if c]:
+        following: list[str] = []
+        for directory in candidates:
+            if not _GLOB.search(component):
+                following.append(os.path.realpath(os.path.join(directory, component)))
+                continue
+            if fnmatch.fnmatchcase("proc", component) and directory == "/":
+                return True
+            try:
+                names = os.listdir(directory)
+            except OSError:
+                continue
+            following.extend(os.path.realpath(os.path.join(directory, n)) for n in names
+                             if fnmatch.fnmatchcase(n, component) and (component.startswith(".") or not n.startswith(".")))
+        candidates = list(dict.fromkeys(following))
+        if len(candidates) > _MAX_GLOB_CANDIDATES or any(c == "/proc" or c.startswith("/proc/") for c in candidates):
+            return True
+    return any(_in_proc(c) for c in candidates)
 
 
 def _any_args(args: Sequence[str]) -> bool:
