@@ -180,6 +180,8 @@ def _run_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, .
                 yield from _script(word.split(":", 1)[1].split(",", 1)[0], depth)
     if name in ("find", "fd"):
         yield from _exec_candidates(words, depth)
+    if name in _SUBSCRIPT_EVALUATORS:
+        yield from _subscript_candidates(words, depth)
     if name == "git":
         yield from _git_candidates(words, depth)
 
@@ -230,6 +232,20 @@ def _env_split_string(words: tuple[str, ...], depth: int) -> Iterator[tuple[str,
             yield _UNKNOWN
             continue
         yield from _run_candidates((*split, *words[after:]), depth + 1)
+
+
+_SUBSCRIPT_EVALUATORS = frozenset({"test", "[", "let", "unset", "declare", "typeset", "local", "readonly", "export",
+                                   "printf", "read", "mapfile", "readarray", "wait"})
+"""Builtins that evaluate an array subscript in their arguments (``test -v 'a[$(cmd)]'``,
+``let 'x[$(cmd)]=1'``): bash expands what is in the brackets, substitutions included, even
+where the word was quoted."""
+
+
+def _subscript_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, ...]]:
+    for word in words[1:]:
+        start = word.find("[")
+        if start >= 0 and ("$" in word[start:] or "`" in word[start:]):
+            yield from _script(": " + word[start + 1 :].rsplit("]", 1)[0], depth)
 
 
 def _exec_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, ...]]:
