@@ -19,6 +19,8 @@ command as one nobody can check.
 
 from __future__ import annotations
 
+import re
+
 import bracex
 
 __all__ = ["MAX_BRACE_WORDS", "BraceOverflow", "BraceUnreadable", "expand_braces"]
@@ -38,27 +40,48 @@ class BraceUnreadable(ValueError):
 
 
 def expand_braces(source: str, limit: int = MAX_BRACE_WORDS) -> tuple[str, ...] | None:
-    """The words bash makes of one word's source text by brace expansion (quotes removed), or
-    None when it has no unquoted brace (the parser's own word then stands)."""
-    if "{" not in source:
+    """The words bash makes of one word's source text by brace expansion and quote removal, or
+    None when the parser's own word stands (no braces or quotes; ANSI-C quoting without braces).
+
+    Quote removal is done here too for every quoted word: the parser gets adjacent quoted
+    pieces wrong (it reads ``'r'm'x'`` as ``r'm'x``; bash as ``rmx``)."""
+    if not _QUOTING.search(source):
         return None
-    pattern, active = _bracex_input(source)
+    try:
+        pattern, active, ansi = _bracex_input(source)
+    except BraceUnreadable:
+        if "{" in source:
+            raise
+        return None
+    if ansi:
+        if active:
+            raise BraceUnreadable("ANSI-C or locale quoting next to braces")
+        return None
     if not active:
-        return None
+        return (_unescape(pattern),)
     try:
         return tuple(bracex.expand(pattern, keep_escapes=False, limit=limit))
     except bracex.ExpansionLimitException:
         raise BraceOverflow(f"brace expansion of {source[:60]!r} yields more than {limit} words") from None
 
 
+_QUOTING = re.compile(r"[{'\"\\]")
+
+
+def _unescape(pattern: str) -> str:
+    """The literal text of a bracex input without braces (every ``\\x`` is ``x``)."""
+    return re.sub(r"\\(.)", r"\1", pattern, flags=re.DOTALL)
+
+
 def _escape(text: str) -> str:
     return "".join("\\" + c for c in text)
 
 
-def _bracex_input(source: str) -> tuple[str, bool]:
-    """bracex input for ``source`` and whether an unquoted ``{`` is in it."""
+def _bracex_input(source: str) -> tuple[str, bool, bool]:
+    """bracex input for ``source``, whether an unquoted ``{`` is in it, and whether it has
+    ANSI-C or locale quoting (``$'…'``, ``$"…"``: left to the parser)."""
     out: list[str] = []
-    active = False
+    active = ansi = False
     i, n = 0, len(source)
     while i < n:
         c = source[i]
@@ -78,7 +101,9 @@ def _bracex_input(source: str) -> tuple[str, bool]:
             text, i = _double_quoted(source, i + 1)
             out.append(_escape(text))
         elif c == "$" and i + 1 < n and source[i + 1] in "'\"":
-            raise BraceUnreadable("ANSI-C or locale quoting next to braces")
+            ansi = True
+            out.append("\\$")
+            i += 1
         elif c == "$" and i + 1 < n and source[i + 1] in "({":
             end = _matching(source, i + 1)
             out.append(_escape(source[i:end]))
@@ -96,7 +121,7 @@ def _bracex_input(source: str) -> tuple[str, bool]:
             active = active or c == "{"
             out.append(c)
             i += 1
-    return "".join(out), active
+    return "".join(out), active, ansi
 
 
 def _double_quoted(source: str, i: int) -> tuple[str, int]:

@@ -193,8 +193,8 @@ def families() -> tuple[list[Probe], list[Everyday]]:
         exact = set(SAFE_EXACT.get(program, []))
         for option in options:
             for prefix in _prefixes(option):
-                if prefix in exact:
-                    continue
+                if prefix in exact or any(prefix in _prefixes(o) for o in options[: options.index(option)]):
+                    continue  # (a prefix shared with an option listed before is generated once)
                 probes.append(Probe(f"{program} {prefix}=out x", "read_only", "long-option-prefix"))
                 if option not in ("--outdated", "--uptodate"):
                     probes.append(Probe(f"{program} {prefix} out", "read_only", "long-option-prefix"))
