@@ -30,6 +30,7 @@ import glob
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
 from typing import Iterable
 
@@ -118,6 +119,11 @@ def early_path_directories(path_variable: str | None = None) -> tuple[str, ...]:
 def protected_path_patterns(path_variable: str | None = None) -> tuple[ProtectedPattern, ...]:
     """Every protected place: `PROTECTED_PATTERNS` plus the executables in the early ``PATH``
     directories (of ``path_variable``, default this process's ``PATH``)."""
+    return _patterns_for(path_variable if path_variable is not None else os.environ.get("PATH", ""))
+
+
+@lru_cache(maxsize=32)
+def _patterns_for(path_variable: str) -> tuple[ProtectedPattern, ...]:
     early = tuple(
         ProtectedPattern(_escape(d).rstrip("/") + "/*", f"{d} is searched for programs before /usr/bin")
         for d in early_path_directories(path_variable)
@@ -143,10 +149,20 @@ def protected_reason(path: str, *, directory_itself: bool = True) -> str | None:
     Names are compared without regard to case on every platform: on the case-insensitive file
     systems of macOS and Windows ``.GIT/config`` is ``.git/config``, and elsewhere asking about
     ``~/.BASHRC`` costs one question."""
-    parts = [p.casefold() for p in path.replace("\\", "/").split("/") if p]
+    return _reason(path, directory_itself, os.environ.get("PATH", ""))
+
+
+@lru_cache(maxsize=8192)
+def _reason(path: str, directory_itself: bool, path_variable: str) -> str | None:
     shown = [p for p in path.replace("\\", "/").split("/") if p]
+    parts = [p.casefold() for p in shown]
+    present = set(parts)
+    globbed = any(p.startswith(".") and _GLOB.search(p) for p in parts)
     absolute = path.startswith(("/", "\\"))
-    for pattern in protected_path_patterns():
+    for pattern in _patterns_for(path_variable):
+        first = pattern.pattern.strip("/").split("/", 1)[0].casefold()
+        if not globbed and not _GLOB.search(first) and first not in present:
+            continue  # cheap rejection: its first component is nowhere in the path
         hit = _match(pattern, parts, absolute, directory_itself)
         if hit is not None:
             if hit and _GLOB.search("".join(shown[:hit])) and not _GLOB.search(pattern.pattern):
