@@ -336,6 +336,8 @@ def _allow_rule(perms: PermissionContext, call: _Call) -> RuleEntry | None:
     """The allow rule that covers the call; for a shell command, every part must be covered by
     some allow rule or be read-only (the rule returned is the first one used)."""
     entries = [e for e in perms.entries("allow") if _applies_to(e, call)]
+    if not entries:
+        return None
     if isinstance(call.subject, ShellCommand):
         command = call.subject.command
         for entry in entries:

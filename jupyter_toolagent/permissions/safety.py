@@ -35,11 +35,12 @@ from itertools import islice
 from typing import Iterable
 
 from .shell import ParsedCommand, is_read_only_part
-from .shell_cwd import part_directories
+from .shell_cwd import part_directories, resolve_word
 
 __all__ = [
     "PROTECTED_DIRS", "PROTECTED_FILES", "PROTECTED_PATTERNS", "ProtectedPattern", "check_file_edit",
-    "check_shell", "early_path_directories", "is_protected_path", "protected_path_patterns", "protected_reason",
+    "check_shell", "early_path_directories", "is_protected_path", "protected_path_globs", "protected_path_patterns",
+    "protected_reason",
 ]
 
 
@@ -131,6 +132,12 @@ def _patterns_for(path_variable: str) -> tuple[ProtectedPattern, ...]:
     return PROTECTED_PATTERNS + early
 
 
+def protected_path_globs(path_variable: str | None = None) -> tuple[str, ...]:
+    """`protected_path_patterns` as gitignore-style globs (``**/.git/**``, ``/etc/gitconfig``,
+    ``/home/u/.local/bin/*``), matched without regard to case."""
+    return tuple(p.glob() for p in protected_path_patterns(path_variable))
+
+
 def _escape(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
 
@@ -215,7 +222,8 @@ def check_shell(parsed: ParsedCommand | None, command: str, cwd: str) -> str | N
             return _shell_reason(command, hit)
         return None
     followed = part_directories(parsed, cwd) or []
-    directories = list(dict.fromkeys([cwd, *_cd_targets(parsed, cwd), *(d for d in followed if d is not None)]))
+    directories = list(dict.fromkeys([os.path.realpath(cwd), *_cd_targets(parsed, cwd),
+                                      *(d for d in followed if d is not None)]))
     for directory in directories[1:]:
         why = protected_reason(directory)
         if why is not None:
@@ -263,17 +271,19 @@ def _first_protected(tokens: Iterable[str], directories: list[str], *, directory
             return token, why
         expanded = os.path.expanduser(token)
         for directory in directories:
-            for resolved in _resolutions(os.path.join(directory, expanded)):
+            for resolved in _resolutions(directory, expanded):
                 why = protected_reason(resolved, directory_itself=directory_itself)
                 if why is not None:
                     return token, why
     return None
 
 
-def _resolutions(path: str) -> list[str]:
-    """The resolved path, and for a glob the resolved files it expands to now (bounded, and at
-    most two wildcard components: a permission check must not walk the disk)."""
-    found = [os.path.realpath(path)]
+def _resolutions(directory: str, word: str) -> list[str]:
+    """The resolved path of ``word`` in the resolved ``directory``, and for a glob the resolved
+    files it expands to now (bounded, and at most two wildcard components: a permission check
+    must not walk the disk)."""
+    path = os.path.join(directory, word)
+    found = [resolve_word(directory, word)]
     if _GLOB.search(path) and sum(1 for c in path.split("/") if _GLOB.search(c)) <= 2:
         found.extend(os.path.realpath(m) for m in islice(glob.iglob(path), _MAX_GLOB_MATCHES))
     return found

@@ -11,8 +11,15 @@ Reading the environment is not read-only either: ``env``, ``printenv``, ``set``,
 which holds the API key, straight into the model's context. (Variable expansions such as
 ``echo $ANTHROPIC_API_KEY`` are caught by the parser, see `shell.SimpleCommand.expansions`.)
 
-This module only looks at words (after quote removal); the parser has already removed
-redirections, assignments and harmless wrappers.
+Options are read as the programs read them: a unique prefix of a long option is that option
+(``sort --out=F`` is ``--output``; `DANGEROUS_LONG_OPTIONS`), ``find``'s expression may follow
+``--``, and ``test -v 'a[$(cmd)]'`` evaluates its subscript. git is read-only only in the
+working directory's own repository: a repository's configuration can run programs
+(``core.fsmonitor`` on ``git status``), so ``git -C other status``, ``cd other && git log`` or
+``--git-dir`` into a repository someone else wrote is not (`shell_git.runs_in_own_repository`).
+
+This module only looks at words (after brace expansion and quote removal); the parser has
+already removed redirections, assignments and harmless wrappers.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import os
 import re
 from typing import Callable, Sequence
 
+from .shell_cwd import resolve_word
 from .shell_git import runs_in_own_repository
 from .shell_options import long_option_meanings, long_option_name, may_abbreviate
 
@@ -52,7 +60,9 @@ def reveals_environment(words: Sequence[str], cwd: str | None = None, *, environ
     if environment_commands and words[0].rsplit("/", 1)[-1] in ENVIRONMENT_COMMANDS:
         return True
     walks = walks_directories(words)
-    return any(_reaches_proc(candidate, cwd, root_counts=walks) for w in words[1:] for candidate in _path_candidates(w))
+    real_cwd = os.path.realpath(cwd) if cwd is not None else None
+    return any(_reaches_proc(candidate, cwd, root_counts=walks, real_cwd=real_cwd)
+               for w in words[1:] for candidate in _path_candidates(w))
 
 
 def walks_directories(words: Sequence[str]) -> bool:
@@ -93,7 +103,7 @@ def _path_candidates(word: str) -> set[str]:
     return found
 
 
-def _reaches_proc(word: str, cwd: str | None, *, root_counts: bool = False) -> bool:
+def _reaches_proc(word: str, cwd: str | None, *, root_counts: bool = False, real_cwd: str | None = None) -> bool:
     if not word or _PROC_TEXT.search(word):
         return bool(word)
     expanded = os.path.expanduser(word)
@@ -102,7 +112,7 @@ def _reaches_proc(word: str, cwd: str | None, *, root_counts: bool = False) -> b
     full = os.path.join(cwd or "/", expanded)
     if _GLOB.search(full):
         return _glob_reaches_proc(full)
-    resolved = os.path.realpath(full)
+    resolved = resolve_word(real_cwd, expanded) if real_cwd is not None else os.path.realpath(full)
     if resolved == "/":  # `grep -ra KEY /` reads every process's environment on its way
         return root_counts
     return _in_proc(resolved)
