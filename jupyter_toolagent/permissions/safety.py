@@ -242,14 +242,14 @@ def check_shell(parsed: ParsedCommand | None, command: str, cwd: str) -> str | N
         read_only = not part.writes and is_read_only_part(part, where, cwd)
         hit = _first_protected(_tokens([*part.words, *part.writes]), directories, directory_itself=not read_only)
         if hit is not None:
-            return _shell_reason(command, hit)
+            return _shell_reason(command, hit, "names" if read_only else "may write")
     return None
 
 
-def _shell_reason(command: str, hit: tuple[str, str]) -> str:
+def _shell_reason(command: str, hit: tuple[str, str], verb: str = "may write") -> str:
     token, why = hit
     return (
-        f"the command `{command.strip()}` may write {token}: {why}; "
+        f"the command `{command.strip()}` {verb} {token}: {why}; "
         "it needs approval in every mode"
     )
 
