@@ -29,6 +29,8 @@ class Agent:
     ``model`` is a `Model` (``ScriptedModel``, ``AnthropicModel``) or a model name for
     `AnthropicModel`. ``tools`` are `Tool` objects or plain functions; ``tool_provider`` (called
     before every request) can supply tools that change between requests.
+    ``context_window`` overrides the model's window in tokens; the conversation is compacted
+    before a request would use more than ``compact_at`` of it (SPEC §14).
     """
 
     def __init__(
@@ -51,6 +53,8 @@ class Agent:
         max_tokens: int = 8192,
         cwd: str | Path | None = None,
         session: Session | None = None,
+        context_window: int | None = None,
+        compact_at: float = 0.8,
         **extra: Any,
     ) -> None:
         if model is None or isinstance(model, str):
@@ -67,7 +71,8 @@ class Agent:
             model=model, max_turns=max_turns, max_tokens=max_tokens, system=system, mode=mode,
             allow=allow, deny=deny, ask=ask, approver=approver, interactive=approver is not None,
             hooks=hooks, can_use_tool=can_use_tool, cwd=Path(cwd) if cwd else None, namespace=namespace,
-            tool_provider=self._provide_tools, extra=dict(extra),
+            tool_provider=self._provide_tools, context_window=context_window, compact_at=compact_at,
+            extra=dict(extra),
         )
         self._check_rule_tools({"allow": allow, "deny": deny, "ask": ask})
 

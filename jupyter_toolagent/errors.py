@@ -6,7 +6,8 @@
     │   ├── SettingsFileError           `.toolagent/settings.json` invalid (names file + field)
     │   └── ToolDefinitionError         a function that cannot become a tool (all problems listed)
     ├── ModelAPIError                   the model API failed after the SDK's retries
-    └── TranscriptError                 a transcript that would be rejected by the API
+    ├── TranscriptError                 a transcript that would be rejected by the API
+    └── SessionFileError                a saved session file that cannot be loaded
 
 Tool failures are *not* exceptions at this level: `run_tool_use` turns them into `is_error`
 tool results so that the model sees them and the conversation stays valid.
@@ -80,3 +81,7 @@ class ModelAPIError(ToolAgentError):
 
 class TranscriptError(ToolAgentError):
     """A transcript fails `check_pairing`; sending it would get a 400 from the API."""
+
+
+class SessionFileError(ToolAgentError):
+    """A saved session file that cannot be loaded (corrupt, foreign, unreadable); one line."""

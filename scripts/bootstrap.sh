@@ -25,6 +25,13 @@ apt_install() {  # apt_install PACKAGE... — only what is missing
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+install_sandbox() {  # bubblewrap: every Bash command the agent runs is confined by it (SPEC 5.5)
+    case "$(uname -s)" in
+        Linux) apt_install bubblewrap ;;
+        *) : ;;  # macOS ships sandbox-exec
+    esac
+}
+
 make_venv() {  # make_venv EXTRAS — the project installed editable with the given extras
     local extras="$1"
     if ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then

@@ -4,6 +4,7 @@
 # turns (the cell says so); with a key it talks to Claude.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
+install_sandbox || echo "without bubblewrap no Bash command is sandboxed, and every one asks first" >&2
 make_venv lab
 cd "$ROOT"
 args=(--ip=127.0.0.1 --ServerApp.root_dir="$ROOT")

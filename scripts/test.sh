@@ -7,6 +7,7 @@ set -euo pipefail
 export CI="${CI:-true}"
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 apt_install chromium ripgrep
+install_sandbox
 make_venv test
 cd "$ROOT"
 set +e

@@ -91,6 +91,8 @@ class ToolProgressEvent:
     message: str = ""
     fraction: float | None = None
     output: str = ""
+    label: str = ""
+    """How the call runs (``sandbox: read-only, no network``); the card keeps the last one."""
 
 
 @dataclass(kw_only=True)
@@ -151,6 +153,9 @@ class RequestFinishedEvent:
     usage: Usage
     request_id: str | None = None
     message: dict[str, Any] | None = None
+    context_window: int | None = None
+    """The model's context window in tokens; the request used ``usage``'s input + cache read +
+    cache write of it (SPEC §14)."""
     at: float = field(default_factory=_now)
 
 

@@ -31,7 +31,15 @@ class ShellCommand:
     command: str
 
 
-PermissionSubject = FileAccess | ShellCommand
+@dataclass(frozen=True)
+class NotebookEdit:
+    """A call changes the notebook document itself (e.g. proposes a new cell). An edit like a
+    file edit in the working directory: it asks unless allowed, and ``acceptEdits`` allows it."""
+
+    action: str
+
+
+PermissionSubject = FileAccess | ShellCommand | NotebookEdit
 
 
 @dataclass
@@ -42,6 +50,10 @@ class PermissionDecision:
     runtime asks (shown to the person). ``decided_by`` says which stage decided: ``rule``,
     ``tool``, ``safety``, ``mode``, ``hook``, ``user``, ``policy``, ``timeout``, ``default``,
     ``read_only``. ``suggested_rule`` is the allow rule that would have permitted the call.
+    ``asked``: for an allow a person gave, which stage had asked (``safety``, ``rule``,
+    ``default`` …) — a safety approval means the person saw the protected path named.
+    A tool that confines its call by why it was allowed (the Bash sandbox) reads both from
+    ``ToolUseContext.decision``.
     """
 
     behavior: Behavior
@@ -51,6 +63,7 @@ class PermissionDecision:
     rule: str | None = None
     suggested_rule: str | None = None
     rule_added: str | None = None
+    asked: str | None = None
 
     @classmethod
     def allow(cls, decided_by: str = "", **kw: Any) -> "PermissionDecision":

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 from ..errors import ModelAPIError
 from ..models.request import build_request_body
 from .abort import AbortSignal
+from .context_guard import ContextGuard
 from .accumulator import BlockDone, MessageAccumulator, TextDelta, ThinkingDelta
 from .events import (
     AgentEvent,
@@ -233,17 +234,24 @@ async def drive_run(
     model = config.model
     system = build_system_prompt(config.system)
     if prompt:
-        session.messages.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+        content = [{"type": "text", "text": prompt}]
+        if config.prompt_note:
+            content.append({"type": "text", "text": config.prompt_note})
+        session.messages.append({"role": "user", "content": content})
     turn: _Turn | None = None
     ctx: ToolUseContext | None = None
+    guard = ContextGuard(session, config, system, emit, build_request_body)
     try:
         for index in range(config.max_turns):
             ctx = build_context()
-            api_messages = prepare_messages(session, ctx, emit, persist=not config.dry_run)
+            tools = [t.to_api_schema() for t in ctx.tools]
+            api_messages = await guard.messages_for_request(
+                ctx, tools, lambda: prepare_messages(session, ctx, emit, persist=not config.dry_run))
             body = build_request_body(
-                model=model.model_name, system=system, tools=[t.to_api_schema() for t in ctx.tools],
+                model=model.model_name, system=system, tools=tools,
                 messages=api_messages, max_tokens=config.max_tokens, thinking=config.thinking,
             )
+            guard.sent(body)
             record.requests.append(body)
             if config.dry_run:
                 emit(NoticeEvent(text=json.dumps(body, indent=2, ensure_ascii=False)))
@@ -266,17 +274,21 @@ async def drive_run(
             acc, failure = turn.acc, turn.failure
             turn = None
             usage = Usage.from_api(acc.usage) if acc.message is not None else Usage(requests=1)
+            guard.observe(usage)
             total = total + usage
             record.usage = total
             record.responses.append({**message, "stop_reason": acc.stop_reason})
             record.request_ids.append(acc.request_id or (failure.request_id if failure else None))
             emit(RequestFinishedEvent(index=index, stop_reason=acc.stop_reason, usage=usage,
-                                      request_id=record.request_ids[-1], message=message))
+                                      request_id=record.request_ids[-1], message=message,
+                                      context_window=guard.window))
             if aborted:
                 reason = "aborted"
                 return
             if failure is not None:
-                reason, error = "api_error", failure.one_line()
+                if not message["content"] and await guard.recover(failure, ctx, tools):
+                    continue  # "prompt is too long": compacted, retried once
+                reason, error = "api_error", guard.failure_text(failure)
                 emit(NoticeEvent(level="error", text=error))
                 return
             if any(o.stop_run for o in outcomes):

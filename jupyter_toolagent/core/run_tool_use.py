@@ -153,7 +153,7 @@ async def run_tool_use(block: dict[str, Any], ctx: ToolUseContext, *, batch: int
         parsed = replaced
 
     # 8. Call, with progress and captured prints.
-    outcome = await _call(tool, parsed, block, ctx, batch)
+    outcome = await _call(tool, parsed, block, ctx.replace(decision=decision), batch)
     outcome.stop_run = outcome.stop_run or hook.stop
     outcome.stop_reason = outcome.stop_reason or hook.stop_reason
     if hook.additional_context:
@@ -226,12 +226,15 @@ async def _call(tool: Tool, parsed: BaseModel, block: dict[str, Any], ctx: ToolU
     def report(message: str, output: str, fraction: float | None) -> None:
         ctx.emit(ToolProgressEvent(tool_use_id=tool_use_id, message=message, fraction=fraction, output=output))
 
+    def label(text: str) -> None:
+        ctx.emit(ToolProgressEvent(tool_use_id=tool_use_id, label=text))
+
     ctx.emit(ToolStartedEvent(tool_use_id=tool_use_id, name=tool.name, batch=batch))
     started = time.monotonic()
     modifier: ContextModifier | None = None
     with capture_output() as captured:
         try:
-            raw = await tool.call(parsed, ctx, Progress(report))
+            raw = await tool.call(parsed, ctx, Progress(report, label))
             if isinstance(raw, ToolResult):
                 content, is_error, modifier = tool.map_output(raw.content), raw.is_error, raw.context_modifier
             else:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Literal, Sequence
 
 from .abort import AbortSignal
-from .events import AgentEvent, RunFinishedEvent
+from .events import AgentEvent, NoticeEvent, RunFinishedEvent
 from .request_log import RequestLog
 from .usage import Usage
 
@@ -60,7 +60,21 @@ class RunConfig:
     dry_run: bool = False
     max_result_chars: int = 50_000
     max_message_chars: int = 200_000
+    context_window: int | None = None
+    """Override of the model's context window in tokens (SPEC §14); None: the API's own answer,
+    else the model's table entry."""
+    compact_at: float = 0.8
+    """Compact before a request that would use more than this share of the window."""
+    compact_target: float = 0.5
+    """Clearing old results is enough when it brings the request under this share."""
+    compact_keep: int = 4
+    """Assistant turns kept as they are by a compaction."""
+    auto_compact: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    prompt_note: str | None = None
+    """Facts about the world since the last run (e.g. what changed in the kernel), sent after the
+    prompt in the same user message: per-cell facts never go into the system prompt, which must
+    stay byte-identical for prompt caching. None or empty: the message is the prompt alone."""
 
 
 @dataclass
@@ -103,6 +117,15 @@ class Session:
         self.outputs = ToolOutputStore()
         self.permissions = permissions
         """The `permissions.PermissionContext`: rules by source, session grants, decisions."""
+        from .context_window import ContextState
+
+        self.context = ContextState()
+        """The context window meter and the compactions (SPEC §14)."""
+        self.store: Any = None
+        """A `session_store.SessionStore` that saves the conversation as it goes (None: not saved)."""
+        self.resumed: Any = None
+        """How this session was loaded from a saved file (`sessions.ResumeReport`), or None."""
+        self._store_failed = False
 
     # --- views ---------------------------------------------------------------------------
     def check_pairing(self) -> list[Any]:
@@ -134,8 +157,33 @@ class Session:
         return path
 
     def reset(self) -> None:
+        from .context_window import ContextState
+
         self.messages.clear()
         self.runs.clear()
+        self.context = ContextState()
+        if self.store is not None:
+            self.store.reset(self)
+
+    # --- saving --------------------------------------------------------------------------
+    def save(self) -> str | None:
+        """Hand the session to its store; the text of a first failure (then saving stops)."""
+        if self.store is None or self._store_failed:
+            return None
+        try:
+            self.store.sync(self)
+        except Exception as exc:  # a failing disk must not end the run
+            self._store_failed = True
+            return f"The session could not be saved ({type(exc).__name__}: {exc}); saving is off for it now."
+        return None
+
+    def store_compaction(self, compaction: Any) -> None:
+        if self.store is not None and not self._store_failed:
+            try:
+                self.store.sync(self)
+                self.store.compacted(self, compaction)
+            except Exception:
+                self._store_failed = True
 
     # --- running -------------------------------------------------------------------------
     async def run(self, prompt: str, config: RunConfig, *, abort: AbortSignal | None = None) -> AsyncIterator[AgentEvent]:
@@ -159,6 +207,12 @@ class Session:
         queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
 
         def emit(event: AgentEvent) -> None:
+            if event.kind in ("request_finished", "run_finished"):  # saved as the run goes
+                problem = self.save()
+                if problem:
+                    notice = NoticeEvent(level="warning", text=problem)
+                    record.events.append(notice)
+                    queue.put_nowait(notice)
             record.events.append(event)
             queue.put_nowait(event)
 
@@ -168,6 +222,8 @@ class Session:
             except asyncio.TimeoutError:
                 pass
 
+        for text in _take_notices(perms):  # e.g. a project settings file that widens permissions
+            emit(NoticeEvent(level="warning", text=text))
         base_mode = perms.base_mode
         if mode is not None:
             perms.base_mode = mode
@@ -253,7 +309,7 @@ class Session:
             pool = ToolPool(t for t in pool if t.name in keep)
         pool = visible_tools(pool, self.permissions)
         options = ToolOptions(
-            cwd=Path(config.cwd) if config.cwd is not None else self.cwd,
+            cwd=Path(config.cwd) if config.cwd is not None else Path(getattr(self.permissions, "cwd", None) or self.cwd),
             namespace=config.namespace,
             max_result_chars=config.max_result_chars,
             max_message_chars=config.max_message_chars,
@@ -264,6 +320,12 @@ class Session:
             permissions=self.permissions, hooks=hooks, options=options, outputs=self.outputs,
             emit=emit, session=self, flush_events=flush_events,
         )
+
+
+def _take_notices(perms: Any) -> list[str]:
+    """Announcements the permission state holds for the person (shown once per session)."""
+    take = getattr(perms, "take_notices", None)
+    return list(take()) if callable(take) else []
 
 
 def _default_hooks() -> "HookRunner":

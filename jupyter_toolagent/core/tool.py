@@ -50,8 +50,15 @@ class ToolResult:
 class Progress:
     """Handed to `Tool.call`; reports progress that is displayed, never sent to the model."""
 
-    def __init__(self, emit: Callable[[str, str, float | None], None] | None = None) -> None:
+    def __init__(self, emit: Callable[[str, str, float | None], None] | None = None,
+                 label: Callable[[str], None] | None = None) -> None:
         self._emit = emit
+        self._label = label
+
+    def label(self, text: str) -> None:
+        """A short line about how the call runs (e.g. its sandbox), shown on its card."""
+        if self._label is not None:
+            self._label(text)
 
     def __call__(self, message: str = "", fraction: float | None = None, *, output: str = "") -> None:
         if self._emit is not None:
@@ -199,6 +206,9 @@ class ToolUseContext:
     """Wait until the front end has handled every event emitted so far (bounded: it returns
     anyway after a short while). A tool about to block the loop's thread awaits it first, so
     its running card is on screen while it blocks."""
+    decision: PermissionDecision | None = None
+    """The permission decision that allowed this call (set for `Tool.call` only): a tool whose
+    confinement depends on *why* it was allowed reads it instead of deciding again."""
 
     def replace(self, **changes: Any) -> "ToolUseContext":
         return dataclasses.replace(self, **changes)

@@ -101,6 +101,13 @@ class AnthropicModel:
     def model_name(self) -> str:
         return self._model
 
+    @property
+    def context_window(self) -> int | None:
+        """The model's window from the maintained table (`context_windows`); None if unknown."""
+        from .context_windows import context_window_for
+
+        return context_window_for(self._model)
+
     def __repr__(self) -> str:  # never shows the key
         return f"AnthropicModel({self._model!r})"
 

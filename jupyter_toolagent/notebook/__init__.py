@@ -42,6 +42,7 @@ def _registered(shell: Any) -> bool:
 
 
 def load_ipython_extension(shell: Any) -> None:
+    from . import cell_history
     from .kernel_run import kernel_of
     from .magics import AgentMagics
 
@@ -51,9 +52,11 @@ def load_ipython_extension(shell: Any) -> None:
         shell.register_magics(magics)
     if kernel_of(shell) is not None and agent_cell_transformer not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(agent_cell_transformer)
+    cell_history.install(shell)  # NotebookCells and the kernel-change note need each cell's error
 
 
 def unload_ipython_extension(shell: Any) -> None:
+    from . import cell_history
     from .offline import stop_demo_server
 
     while agent_cell_transformer in shell.input_transformers_cleanup:
@@ -65,6 +68,7 @@ def unload_ipython_extension(shell: Any) -> None:
             del table["agent"]
     if magics is not None:
         shell.configurables[:] = [c for c in shell.configurables if c is not magics]
+    cell_history.uninstall(shell)
     stop_demo_server()
 
 

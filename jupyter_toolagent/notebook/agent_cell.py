@@ -87,7 +87,7 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
     if model.notice:
         notices.insert(0, model.notice)
 
-    session = registry_for(shell).use(options.session, new=options.new)
+    session = use_session(magics, options.session, new=options.new, notices=notices)
     load_permissions(session)
     notices.extend(check_rule_tools(tool_names_now(tool_provider), rule_sources(options, magics, session.permissions)))
     abort = AbortSignal()
@@ -114,10 +114,13 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         approver=approver,
         interactive=approver is not None,
         approval_timeout=timeout,
-        cwd=Path.cwd(),
+        cwd=None,  # the kernel's current directory at each request (the permission context follows it)
         namespace=shell.user_ns,
         dry_run=options.dry_run,
+        context_window=magics.context_window or None,
+        compact_at=magics.compact_at,
         extra=kernel_extras(shell),
+        prompt_note=kernel_change_note(shell, session),
     )
     return PreparedCell(prompt, options, session, model, approvals, config, abort, view, notices)
 
@@ -139,6 +142,8 @@ async def execute_cell(cell: PreparedCell) -> None:
         error = exc
         raise
     finally:
+        if not cell.config.dry_run:
+            agent_looked(cell.config.namespace, cell.config.extra, cell.session)
         view.finish(error)
         if cell.model.owned:
             close = getattr(cell.model.model, "aclose", None)
@@ -151,6 +156,22 @@ async def execute_cell(cell: PreparedCell) -> None:
         raise AgentRunFailed((finished.error or finished.reason).splitlines()[0])
 
 
+def use_session(magics: "AgentMagics", name: str | None, *, new: bool, notices: list[str]) -> Session:
+    """The cell's session; a saved one named by ``--session`` is resumed (its report shown)."""
+    from ..errors import SessionFileError
+
+    registry = registry_for(magics.shell)
+    registry.save = bool(magics.save_sessions)
+    registry.last_resume = None
+    try:
+        session = registry.use(name, new=new)
+    except SessionFileError as exc:
+        raise UsageError(str(exc)) from None
+    if registry.last_resume is not None:
+        notices.append(registry.last_resume.summary())
+    return session
+
+
 def load_permissions(session: Session) -> None:
     """Read the project settings file now, so a broken one is one line before anything runs."""
     if session.permissions is not None:
@@ -158,7 +179,7 @@ def load_permissions(session: Session) -> None:
     from ..permissions import PermissionContext
 
     try:
-        session.permissions = PermissionContext.from_sources(cwd=Path.cwd())
+        session.permissions = PermissionContext.from_sources(cwd=None)  # follows %cd
     except ConfigError as exc:
         raise UsageError(" ".join(str(exc).split())) from None
 
@@ -215,9 +236,42 @@ def check_tool_names(provide: Callable[[], list["Tool"]], names: Sequence[str]) 
 def kernel_extras(shell: Any) -> dict[str, Any]:
     """Front-end facts tools read from ``ctx.options.extra``."""
     extra: dict[str, Any] = {"hidden_names": frozenset(getattr(shell, "user_ns_hidden", {}) or ())}
+    extra.update(notebook_extras(shell))
     try:
         from .python_runner import IPythonRunner
     except ImportError:
         return extra
     extra["python_runner"] = IPythonRunner(shell)
     return extra
+
+
+def notebook_extras(shell: Any) -> dict[str, Any]:
+    """The notebook-awareness pieces (SPEC §15): cell history, cell inserter, undo store."""
+    from .cell_history import history_for
+    from .cell_inserter import CellInserter
+    from .undo import undo_store_for
+
+    extra: dict[str, Any] = {"cell_inserter": CellInserter(shell), "undo_store": undo_store_for(shell)}
+    history = history_for(shell)
+    if history is not None:
+        extra["cell_history"] = history
+    return extra
+
+
+def kernel_change_note(shell: Any, session: Session) -> str | None:
+    """What changed in the kernel since this session's previous agent cell (None: nothing)."""
+    from .cell_history import history_for
+    from .kernel_changes import watch_for
+
+    history = history_for(shell)
+    previous = history.last_error() if history is not None else None
+    hidden = frozenset(getattr(shell, "user_ns_hidden", {}) or ())  # ListVariables' rule (kernel_extras)
+    return watch_for(session).note(shell.user_ns, hidden, previous_error=previous)
+
+
+def agent_looked(namespace: Any, extra: dict[str, Any], session: Session) -> None:
+    """The end of an agent cell: the next note compares with the kernel as it is now."""
+    from .kernel_changes import watch_for
+
+    if isinstance(namespace, dict):
+        watch_for(session).looked(namespace, extra.get("hidden_names"))

@@ -38,6 +38,12 @@ class AgentMagics(Magics, Configurable):
     interactive = Bool(None, allow_none=True,
                        help="Approval buttons: True forces, False forbids, None detects the front end.").tag(config=True)
     offline_demo = Bool(True, help="With no API key, run the built-in offline demo instead of failing.").tag(config=True)
+    context_window = Int(0, help="The model's context window in tokens (0: the API's answer, else the "
+                                 "model's table entry).").tag(config=True)
+    compact_at = Float(0.8, help="Compact the conversation before a request would use more than this "
+                                 "share of the context window.").tag(config=True)
+    save_sessions = Bool(True, help="Save conversations under .toolagent/sessions/ as they run, so "
+                                    "%agent resume can continue them after a kernel restart.").tag(config=True)
 
     # @validate, not @observe: a refused value must never be stored (an observer runs after).
     @validate("mode")
@@ -46,6 +52,19 @@ class AgentMagics(Magics, Configurable):
         if value and value not in MODES:
             raise TraitError(f"AgentMagics.mode must be one of {', '.join(MODES)}, not {value!r}")
         return value
+
+    @validate("compact_at")
+    def _check_compact_at(self, proposal: dict[str, Any]) -> float:
+        if not 0 < proposal["value"] <= 1:
+            raise TraitError(f"AgentMagics.compact_at must be a share of the window in (0, 1], not {proposal['value']}")
+        return proposal["value"]
+
+    @validate("context_window")
+    def _check_context_window(self, proposal: dict[str, Any]) -> int:
+        if proposal["value"] < 0:
+            raise TraitError(f"AgentMagics.context_window must be 0 (automatic) or a number of tokens, "
+                             f"not {proposal['value']}")
+        return proposal["value"]
 
     @validate("max_turns")
     def _check_max_turns(self, proposal: dict[str, Any]) -> int:

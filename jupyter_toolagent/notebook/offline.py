@@ -141,6 +141,11 @@ def demo_turn(body: dict[str, Any]) -> list[dict[str, Any]]:
     offered = {t.get("name"): t for t in body.get("tools") or [] if isinstance(t, dict)}
     calls, results = _since_last_prompt(messages)
     called = [c["name"] for c in calls]
+    from .offline_fix import fix_turn
+
+    fixing = fix_turn(_last_prompt(messages), set(offered), calls, lambda name: _result_of(calls, results, name))
+    if fixing is not None:
+        return fixing
 
     if "ListVariables" in offered and "ListVariables" not in called:
         return [_text("**Offline demo** — these turns are scripted, not written by Claude. "
@@ -174,6 +179,15 @@ def _since_last_prompt(messages: list[dict[str, Any]]) -> tuple[list[dict[str, A
         for block in _blocks(message, "tool_result"):
             results[str(block.get("tool_use_id"))] = block
     return calls, results
+
+
+def _last_prompt(messages: list[dict[str, Any]]) -> str:
+    """The text of the person's last prompt (its first text block)."""
+    for message in reversed(messages):
+        if message.get("role") == "user" and not _blocks(message, "tool_result"):
+            texts = _blocks(message, "text")
+            return str(texts[0].get("text", "")) if texts else str(message.get("content") or "")
+    return ""
 
 
 def _blocks(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:

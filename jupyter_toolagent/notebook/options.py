@@ -48,7 +48,8 @@ def agent_cell_arguments(func: Callable[..., Any]) -> Callable[..., Any]:
         argument("--model", metavar="NAME", help="Claude model id (default: %%config AgentMagics.model, "
                  "else $TOOLAGENT_MODEL, else a current Sonnet)."),
         argument("--new", action="store_true", help="Start a fresh conversation in this session."),
-        argument("--session", metavar="NAME", help="Use (or create) the named conversation."),
+        argument("--session", metavar="NAME", help="Use (or create) the named conversation; a saved one "
+                 "(.toolagent/sessions/NAME.jsonl) is resumed."),
         argument("--mode", choices=MODES, help="Permission mode for this cell."),
         argument("--allow", metavar="RULE", action="append", default=[],
                  help="Allow calls matching RULE, e.g. 'Bash(git log:*)' or 'RunPython'. Repeatable."),

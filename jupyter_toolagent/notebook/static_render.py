@@ -170,6 +170,8 @@ def card_header_html(card: CardState) -> str:
         bits.append(f'<span class="{PREFIX}-muted {PREFIX}-duration">{format_duration(card.duration)}</span>')
     if card.batch is not None:
         bits.append(f'<span class="{PREFIX}-muted">batch {card.batch}</span>')
+    if card.label:
+        bits.append(f'<span class="{PREFIX}-muted {PREFIX}-label">{_esc(card.label)}</span>')
     bits.append(f'<span class="{PREFIX}-muted">{_esc(card.tool_use_id)}</span>')
     return f'<div class="{PREFIX}-card-header">{" ".join(bits)}</div>'
 
@@ -313,9 +315,18 @@ def usage_text(state: RunViewState) -> str:
     cost = estimate_cost(state.model, u)
     if cost is not None:
         parts.append(f"≈ ${cost:.4f}")
+    if state.context_window:
+        parts.append(context_text(state.context_tokens, state.context_window))
     if state.model:
         parts.append(state.model)
     return " · ".join(parts)
+
+
+def context_text(tokens: int, window: int) -> str:
+    """``context 37% of 200k``: the last request's share of the model's window (SPEC §14)."""
+    from ..core.context_window import format_window
+
+    return f"context {100 * tokens / window:.0f}% of {format_window(window)}"
 
 
 def footer_html(state: RunViewState) -> str:
@@ -372,6 +383,8 @@ def card_text(card: CardState, wall_offset: float = 0.0) -> str:
     head = f"[{card.name}] {STATUS_LABELS.get(card.status, card.status)}"
     if card.duration is not None:
         head += f" ({format_duration(card.duration)})"
+    if card.label:
+        head += f" [{card.label}]"
     lines = [head]
     for key, value in card.input.items():
         text = _value_text(value)

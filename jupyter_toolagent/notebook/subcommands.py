@@ -31,11 +31,16 @@ USAGE = """\
   schedule           which calls of the last run shared a batch; when each waited and ran
   check              would the API accept the transcript? violations in the API's words
   reset              clear the current conversation
-  sessions           list the conversations (* marks the current one)
+  sessions           list the live conversations (* marks the current one) and the saved ones
   config             the %%agent defaults and where the model comes from
   rules              the session rules that "Always allow" added
   rules remove RULE  drop one of them
   export PATH        write the transcript and the runs' summaries as JSON
+  undo               restore the names the last RunPython call rebound or deleted (once)
+  context            how full the context window is, and where the tokens go
+  compact [--keep N] compact the conversation now (summary of all but the last N turns)
+  resume NAME        continue a saved session (also after a kernel restart)
+  sandbox            whether the Bash sandbox works here, and what a command may touch in it
   help               this text"""
 
 
@@ -167,6 +172,7 @@ def config(magics: "AgentMagics", args: list[str]) -> TextView:
     _no_args("config", args)
     from . import kernel_run
     from .offline import demo_server_running, has_credentials, resolve_model_name
+    from .sandbox_view import sandbox_config_line
 
     values = {name: getattr(magics, name) for name in sorted(magics.trait_names(config=True))}
     lines = [f"AgentMagics.{k} = {v!r}" for k, v in values.items()]
@@ -177,6 +183,7 @@ def config(magics: "AgentMagics", args: list[str]) -> TextView:
         f"TOOLAGENT_MODEL: {os.environ.get('TOOLAGENT_MODEL') or 'not set'}",
         f"kernel integration: {kernel_run.strategy_for(magics.shell)}",
         f"offline demo server: {'running' if demo_server_running() else 'not running'}",
+        sandbox_config_line(magics),
     ]
     return TextView("\n".join(lines))
 
@@ -229,9 +236,21 @@ def export(magics: "AgentMagics", args: list[str]) -> TextView:
     return TextView(f"exported session {session.name!r} ({len(session.messages)} messages) to {path}")
 
 
+def _sandbox(magics: "AgentMagics", args: list[str]) -> TextView:
+    from .sandbox_view import sandbox
+
+    return sandbox(magics, args)
+
+
 def help_text(magics: "AgentMagics", args: list[str]) -> TextView:
     _no_args("help", args)
     return TextView(USAGE)
+
+
+def _undo(magics: "AgentMagics", args: list[str]) -> TextView:
+    from .undo import undo
+
+    return undo(magics, args)
 
 
 SUBCOMMANDS: dict[str, Callable[["AgentMagics", list[str]], Any]] = {
@@ -244,5 +263,12 @@ SUBCOMMANDS: dict[str, Callable[["AgentMagics", list[str]], Any]] = {
     "rules": rules,
     "check": check,
     "export": export,
+    "sandbox": _sandbox,
     "help": help_text,
+    "undo": _undo,
 }
+
+from . import long_session_commands as _long  # noqa: E402  (the SPEC §14 subcommands)
+
+SUBCOMMANDS.update({"sessions": _long.sessions, "context": _long.context, "compact": _long.compact,
+                    "resume": _long.resume})

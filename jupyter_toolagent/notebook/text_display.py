@@ -55,6 +55,8 @@ class TextDisplay:
         elif kind == "permission_decided":  # a denial's message follows in its result line
             verb = "allowed" if event.behavior == "allow" else "denied"  # type: ignore[union-attr]
             self._line(f"  {event.name} {verb} by {event.decided_by}")  # type: ignore[union-attr]
+        elif kind == "tool_progress" and event.label:  # type: ignore[union-attr]
+            self._line(f"  {event.label}")  # type: ignore[union-attr]
         elif kind == "tool_finished":
             self._line(f"  {event.name} {event.status}{_duration(event.duration)}: "  # type: ignore[union-attr]
                        f"{_preview(event.result)}")  # type: ignore[union-attr]

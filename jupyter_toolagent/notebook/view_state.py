@@ -88,6 +88,8 @@ class CardState:
     batch: int | None = None
     progress_fraction: float | None = None
     progress_message: str = ""
+    label: str = ""
+    """How the call runs, as the tool reported it (the Bash sandbox: "sandbox: read-only, no network")."""
     live_output: str = ""
     captured_output: str = ""
     result_text: str = ""
@@ -132,6 +134,9 @@ class RunViewState:
     request_index: int = -1
     requests_finished: int = 0
     usage: Usage = field(default_factory=Usage)
+    context_tokens: int = 0
+    """The last request's prompt tokens (input + cache read + cache write), SPEC §14."""
+    context_window: int | None = None
     last_request_id: str | None = None
     status: RunStatus = "running"
     finish_reason: str | None = None
@@ -259,6 +264,8 @@ def apply_event(state: RunViewState, event: AgentEvent) -> Update:
                 card.progress_fraction = min(1.0, max(0.0, float(event.fraction)))
             if event.message:
                 card.progress_message = event.message
+            if event.label:
+                card.label = event.label
             if event.output:
                 card.live_output = cut_middle(card.live_output + event.output, LIVE_OUTPUT_CHARS)
             return _update(card_key(card.tool_use_id))
@@ -320,6 +327,9 @@ def apply_event(state: RunViewState, event: AgentEvent) -> Update:
             assert isinstance(event, RequestFinishedEvent)
             state.requests_finished += 1
             state.usage = state.usage + event.usage
+            used = event.usage.input_tokens + event.usage.cache_read_input_tokens + event.usage.cache_creation_input_tokens
+            if used and event.context_window:
+                state.context_tokens, state.context_window = used, event.context_window
             state.last_request_id = event.request_id or state.last_request_id
             # the message is complete: show its text, rendered in full, now
             prefix = f"{state.request_index}:"

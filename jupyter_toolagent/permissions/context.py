@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 from ..errors import RuleSyntaxError
 from .modes import Mode, parse_mode
 from .rules import BEHAVIORS, RuleBehavior, RuleEntry, parse_rule, parse_rule_text
-from .settings import Settings, find_settings_file, load_settings
+from .settings import SandboxSettings, Settings, find_settings_file, load_settings, user_settings_file
 
 ACCEPT_EDITS_GRANT = "mode:acceptEdits"
 """The session grant "Always allow" adds for a file edit inside the working directory."""
@@ -57,11 +57,16 @@ class PermissionContext:
         ask: Iterable[str] = (),
         source: str = "agent",
     ) -> None:
-        self.cwd = Path(os.path.realpath(os.fspath(cwd) if cwd is not None else os.getcwd()))
+        self._pinned_cwd = Path(os.path.realpath(os.fspath(cwd))) if cwd is not None else None
+        self._live_cwd: tuple[str, Path] | None = None
         self.base_mode: Mode = parse_mode(mode) if mode is not None else "default"
         self.rules: list[RuleEntry] = []
         self.decisions: list[DecisionRecord] = []
         self.settings: Settings | None = None
+        """The project settings file (the working directory's ``.toolagent/settings.json``)."""
+        self.user_settings: Settings | None = None
+        """The user's settings file in their config directory."""
+        self._notices: list[str] = []
         self._accept_edits_granted = False
         self.add_rules({"allow": allow, "deny": deny, "ask": ask}, source=source)
 
@@ -76,10 +81,16 @@ class PermissionContext:
         config: Mapping[str, Iterable[str]] | None = None,
         settings: bool | str | os.PathLike[str] = True,
     ) -> "PermissionContext":
-        """Merge every source. ``settings``: True finds ``.toolagent/settings.json`` upwards
-        from ``cwd``, a path loads that file, False loads none. An explicit ``mode`` wins
-        over the settings file's. Raises `RuleSyntaxError` / `SettingsFileError`."""
+        """Merge every source. ``settings``: True reads the user's settings file and then the
+        working directory's ``.toolagent/settings.json`` (never a parent directory's), a path
+        loads that one project file, False loads none. An explicit ``mode`` wins over the
+        settings files'. ``cwd`` None: the working directory is the process's current
+        directory at each decision. Raises `RuleSyntaxError` / `SettingsFileError`."""
         perms = cls(cwd=cwd)
+        if settings is True:
+            user = user_settings_file()
+            if user is not None:
+                perms.load_user_settings(user)
         if settings is not False:
             path = find_settings_file(perms.cwd) if settings is True else Path(settings)
             if path is not None:
@@ -90,6 +101,23 @@ class PermissionContext:
         if mode is not None:
             perms.base_mode = parse_mode(mode)
         return perms
+
+    # --- working directory -------------------------------------------------------------------
+    @property
+    def cwd(self) -> Path:
+        """The directory relative rules, acceptEdits and read-only checks are anchored at: the
+        one given when the context was made, else the process's current directory *now* (a
+        ``%cd`` between cells, or a ``os.chdir`` between requests, moves it)."""
+        if self._pinned_cwd is not None:
+            return self._pinned_cwd
+        now = os.getcwd()
+        if self._live_cwd is None or self._live_cwd[0] != now:
+            self._live_cwd = (now, Path(os.path.realpath(now)))
+        return self._live_cwd[1]
+
+    @cwd.setter
+    def cwd(self, value: str | os.PathLike[str] | None) -> None:
+        self._pinned_cwd = Path(os.path.realpath(os.fspath(value))) if value is not None else None
 
     # --- mode -----------------------------------------------------------------------------
     @property
@@ -142,7 +170,39 @@ class PermissionContext:
         if settings.mode is not None:
             self.base_mode = settings.mode
         self.settings = settings
+        widened = settings.widening()
+        if widened:
+            self._notices.append(
+                f"The project settings file {settings.path} widens permissions: {'; '.join(widened)}. "
+                "It applies to this session; remove it or edit it if you did not put it there."
+            )
         return settings
+
+    def load_user_settings(self, path: str | os.PathLike[str]) -> Settings:
+        """Load the user's own settings file (rules with relative patterns are anchored at the
+        working directory; the project file, read after it, wins on mode)."""
+        settings = load_settings(path)
+        self.add_rules(settings.permissions.model_dump(), source="user settings")
+        if settings.mode is not None:
+            self.base_mode = settings.mode
+        self.user_settings = settings
+        return settings
+
+    @property
+    def sandbox_settings(self) -> SandboxSettings:
+        """``"sandbox"`` of the user's file, with each key the project file sets on top."""
+        merged = SandboxSettings()
+        for settings in (self.user_settings, self.settings):
+            if settings is not None:
+                section = settings.sandbox
+                merged = merged.model_copy(update={k: getattr(section, k) for k in section.model_fields_set})
+        return merged
+
+    def take_notices(self) -> list[str]:
+        """Announcements not yet shown (a widening project settings file): each is returned
+        once per session, for the first run to show in its cell."""
+        notices, self._notices = self._notices, []
+        return notices
 
     # --- session rules ("Always allow") -----------------------------------------------------
     def add_session_rule(self, rule: str, behavior: RuleBehavior = "allow") -> RuleEntry:
@@ -193,6 +253,8 @@ class PermissionContext:
         lines = [f"mode: {mode}", f"working directory: {self.cwd}"]
         where = self.settings.path if self.settings is not None else None
         lines.append(f"settings file: {where if where is not None else '(none)'}")
+        if self.user_settings is not None:
+            lines.append(f"user settings file: {self.user_settings.path}")
         for behavior in ("deny", "ask", "allow"):
             entries = self.entries(behavior)
             lines.append(f"{behavior} rules:" + ("" if entries else " (none)"))

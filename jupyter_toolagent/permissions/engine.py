@@ -11,6 +11,8 @@
     7  bypassPermissions                   → allow
     8  whole-tool or matching allow rule   → allow  (Bash: every part allowed or read-only)
     9  the tool's own allow / ask, then read-only tool or input → allow / ask / allow
+                                           (a read-only shell command only where a sandbox
+                                           works, or the settings opt out: SPEC §5.5)
     10 otherwise                           → ask
     then the mode maps an ask (`modes.apply_mode`).
 
@@ -34,7 +36,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..core.permission_types import FileAccess, PermissionDecision, PermissionSubject, ShellCommand
+from ..core.permission_types import FileAccess, NotebookEdit, PermissionDecision, PermissionSubject, ShellCommand
 from ..core.tool import ToolPool
 from .context import ACCEPT_EDITS_GRANT, PermissionContext
 from .modes import apply_mode
@@ -84,6 +86,8 @@ class _Call:
             return f"the command `{self.subject.command.strip()}`"
         if isinstance(self.subject, FileAccess):
             return f"{'reading' if self.subject.access == 'read' else 'editing'} {self.path}"
+        if isinstance(self.subject, NotebookEdit):
+            return f"{self.tool.name} ({self.subject.action})"
         return f"{self.tool.name}"
 
 
@@ -130,7 +134,7 @@ async def decide(
     edit_inside = (
         isinstance(call.subject, FileAccess) and call.subject.access == "edit"
         and call.path is not None and is_inside(call.path, perms.cwd)
-    )
+    ) or isinstance(call.subject, NotebookEdit)  # the open notebook: an edit acceptEdits allows
     return apply_mode(decision, perms.mode, read_only=call.read_only, edit_inside_cwd=edit_inside, tool_name=tool.name)
 
 
@@ -239,6 +243,9 @@ async def _rule_decision(call: _Call, perms: PermissionContext, ctx: "ToolUseCon
     if own.behavior == "ask":
         return PermissionDecision.ask(own.message or f"{tool.name} asks for approval", "tool")
     if call.read_only:
+        unconfined = _unconfined_shell(call, perms)
+        if unconfined is not None:
+            return PermissionDecision.ask(f"{call.describe()} looks read-only, but {unconfined}", "default")
         return PermissionDecision.allow("read_only")
     # 10
     return PermissionDecision.ask(_not_allowed_reason(call, perms), "default")
@@ -381,6 +388,17 @@ def _opaque_restriction(perms: PermissionContext, call: _Call) -> PermissionDeci
         f"{call.describe()} cannot be checked against the rule `{first.rule}` ({first.source}): {why}",
         "rule", rule=str(first.rule),
     )
+
+
+def _unconfined_shell(call: _Call, perms: PermissionContext) -> str | None:
+    """Why a read-only shell command may not be auto-allowed: the sandbox that makes a misread
+    harmless does not work here (SPEC §5.5). Looked up lazily: the sandbox builds on this
+    package, not the other way round."""
+    if not isinstance(call.subject, ShellCommand):
+        return None
+    from ..sandbox.gate import read_only_shell_blocked
+
+    return read_only_shell_blocked(perms)
 
 
 def _safety(call: _Call, perms: PermissionContext) -> str | None:

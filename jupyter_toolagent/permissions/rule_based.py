@@ -82,6 +82,7 @@ class RuleBasedPermissions:
         return PermissionDecision.allow(
             answer.decided_by or "user", message=problem or answer.reason, rule_added=added,
             updated_input=answer.updated_input if answer.updated_input is not None else decision.updated_input,
+            asked=decision.decided_by,
         )
 
     async def _wait_for_answer(self, request: ApprovalRequest, ctx: "ToolUseContext") -> ApprovalResponse | PermissionDecision:

@@ -1,11 +1,18 @@
-"""The project settings file ``.toolagent/settings.json`` (SPEC §5.2).
+"""The settings files: the project's ``.toolagent/settings.json`` and the user's (SPEC §5.2).
 
-    {"permissions": {"allow": [], "deny": [], "ask": []}, "mode": "default"}
+    {"permissions": {"allow": [], "deny": [], "ask": []}, "mode": "default",
+     "sandbox": {"network": true, "write": ["../shared"], "required": true}}
 
-It is found by walking up from the working directory, so a notebook in a sub-directory of a
-project gets the project's rules. A broken file must never be half-applied: every problem is
-collected and reported at once, each as ``<file>: field 'permissions.deny[1]': …``, and the
-run does not start (a deny rule that silently failed to load would be worse than no run).
+Two files are read, and no other: the user's own ``settings.json`` in the user's config
+directory (``$TOOLAGENT_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/toolagent``, else
+``~/.config/toolagent``) and the working directory's ``.toolagent/settings.json``. Parent
+directories are never searched: a world-writable ``/tmp/.toolagent/`` or a cloned repository
+around the notebook would otherwise choose the mode and the allow rules without anyone
+noticing. A project file that widens permissions is announced (`widening`).
+
+A broken file must never be half-applied: every problem is collected and reported at once,
+each as ``<file>: field 'permissions.deny[1]': …``, and the run does not start (a deny rule
+that silently failed to load would be worse than no run).
 
 Unknown keys are errors at every level (``"alow"`` or ``"permisions"`` is a typo that would
 drop rules), with the key it most likely meant.
@@ -38,6 +45,21 @@ class PermissionLists(BaseModel):
     ask: list[str] = Field(default_factory=list)
 
 
+class SandboxSettings(BaseModel):
+    """``"sandbox"``: how approved and rule-allowed Bash commands are confined (SPEC §5.5).
+
+    ``network``: whether they may use the network (commands allowed only because they look
+    read-only never may). ``write``: directories they may write besides the working
+    directory (relative to the project directory). ``required``: where no sandbox works,
+    false lets read-only commands still be auto-allowed, unsandboxed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    network: bool = True
+    write: list[str] = Field(default_factory=list)
+    required: bool = True
+
+
 class Settings(BaseModel):
     """A parsed settings file. ``path`` is where it was read from (None if built in code);
     `project_dir` is the directory that holds ``.toolagent/``: relative file patterns in its
@@ -53,6 +75,7 @@ class Settings(BaseModel):
 
     permissions: PermissionLists = Field(default_factory=PermissionLists)
     mode: Optional[Mode] = None
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     path: Optional[Path] = Field(default=None, exclude=True)
 
     @field_validator("mode", mode="before")
@@ -70,14 +93,40 @@ class Settings(BaseModel):
         return None if self.path is None else self.path.parent.parent
 
 
+    def widening(self) -> list[str]:
+        """What in this file grants more than the defaults do (a mode other than default,
+        allow rules, sandbox write directories, an unsandboxed opt-out), in words."""
+        found = []
+        if self.mode is not None and self.mode != "default":
+            found.append(f"mode {self.mode}")
+        if self.permissions.allow:
+            found.append("allow rules " + ", ".join(self.permissions.allow))
+        if self.sandbox.write:
+            found.append("sandbox write directories " + ", ".join(self.sandbox.write))
+        if not self.sandbox.required:
+            found.append('"sandbox": {"required": false}')
+        return found
+
+
 def find_settings_file(cwd: str | os.PathLike[str]) -> Path | None:
-    """The nearest ``.toolagent/settings.json`` in ``cwd`` or one of its parents."""
-    here = Path(os.path.realpath(os.fspath(cwd)))
-    for directory in (here, *here.parents):
-        candidate = directory / SETTINGS_DIR / SETTINGS_NAME
-        if candidate.is_file():
-            return candidate
-    return None
+    """``cwd``'s own ``.toolagent/settings.json``, if there is one (never a parent's)."""
+    candidate = Path(os.path.realpath(os.fspath(cwd))) / SETTINGS_DIR / SETTINGS_NAME
+    return candidate if candidate.is_file() else None
+
+
+USER_DIR_ENV = "TOOLAGENT_CONFIG_DIR"
+
+
+def user_settings_file() -> Path | None:
+    """The user's ``settings.json`` in their config directory, if there is one."""
+    explicit = os.environ.get(USER_DIR_ENV)
+    if explicit:
+        directory = Path(explicit).expanduser()
+    else:
+        xdg = os.environ.get("XDG_CONFIG_HOME")
+        directory = (Path(xdg) if xdg else Path.home() / ".config") / "toolagent"
+    candidate = directory / SETTINGS_NAME
+    return candidate if candidate.is_file() else None
 
 
 def load_settings(path: str | os.PathLike[str]) -> Settings:
@@ -140,7 +189,7 @@ def _describe(err: Any) -> str:
     kind = err.get("type", "")
     if kind == "extra_forbidden":
         loc = tuple(err.get("loc", ()))
-        expected = _TOP_LEVEL_KEYS if len(loc) == 1 else ("allow", "deny", "ask")
+        expected = _TOP_LEVEL_KEYS if len(loc) == 1 else _SECTION_KEYS.get(str(loc[0]), ("allow", "deny", "ask"))
         return f"field '{where}': unknown key{_did_you_mean(str(loc[-1]) if loc else '', expected)} " \
                f"(expected {', '.join(expected[:-1])} or {expected[-1]})"
     if kind == "value_error" and "ctx" in err and "error" in err["ctx"]:
@@ -151,7 +200,8 @@ def _describe(err: Any) -> str:
     return f"field '{where}': {message} (got {_json_type(given)} {json.dumps(given, default=repr)[:60]})"
 
 
-_TOP_LEVEL_KEYS = ("permissions", "mode", "$schema")
+_TOP_LEVEL_KEYS = ("permissions", "mode", "sandbox", "$schema")
+_SECTION_KEYS = {"permissions": ("allow", "deny", "ask"), "sandbox": ("network", "write", "required")}
 
 
 def _did_you_mean(key: str, expected: tuple[str, ...]) -> str:

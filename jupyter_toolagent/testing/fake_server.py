@@ -48,6 +48,7 @@ from ..models.turns import PreparedTurn, TurnScript, TurnSource, prepare_turn, t
 from ..models.stream_events import estimate_tokens, message_stream_events, new_request_id
 from ._http import _Handler, _HTTPServer, _StreamBroken
 from .faults import Fault, StreamPlan, error_envelope, plan_stream
+from .summaries import body_tokens, is_summary_request, prompt_too_long_message, summary_text
 from .validation import request_error
 
 __all__ = ["CREDENTIAL_HEADERS", "FakeAnthropicServer", "NOT_RECORDED", "RecordedRequest"]
@@ -95,6 +96,10 @@ class FakeAnthropicServer:
     ``keep``: how many requests and responses `requests` / `responses` keep (the latest; None:
     all). Every request repeats the whole conversation, so a long-lived server — the offline demo
     in a kernel — must not keep them all.
+    ``context_window``: a request counted (`summaries.body_tokens`: characters of the JSON body
+    / 4) past it gets the API's 400 ``prompt is too long: N tokens > M maximum``.
+    ``summarize``: answer the core's compaction request with a summary (`summaries`) without
+    using a scripted turn; `summary_requests` counts them.
     """
 
     def __init__(
@@ -112,7 +117,13 @@ class FakeAnthropicServer:
         host: str = "127.0.0.1",
         port: int = 0,
         keep: int | None = None,
+        context_window: int | None = None,
+        summarize: bool = True,
     ) -> None:
+        self.context_window = context_window
+        self.summarize = summarize
+        self.summary_requests = 0
+        self.too_long_answers = 0
         self._script = TurnScript(turns, when_exhausted=when_exhausted)
         self.event_delay = event_delay
         self.block_delay = block_delay
@@ -285,8 +296,19 @@ class FakeAnthropicServer:
         if problem:
             self._untake_fault(fault)  # a stream fault waits for a stream
             return fail(400, "invalid_request_error", problem)
+        if self.context_window is not None and (tokens := body_tokens(body)) > self.context_window:
+            self._untake_fault(fault)
+            with self._lock:
+                self.too_long_answers += 1
+            return fail(400, "invalid_request_error", prompt_too_long_message(tokens, self.context_window))
         try:
-            source, turn = self._next_turn(body)
+            if self.summarize and is_summary_request(body):
+                with self._lock:
+                    self.summary_requests += 1
+                turn = prepare_turn(summary_text(body), model=str(body.get("model") or ""), request_body=body)
+                source = None  # not a scripted turn: never given back to the script
+            else:
+                source, turn = self._next_turn(body)
         except _ScriptFailure as exc:
             self._untake_fault(fault)
             return fail(500, "api_error", str(exc), (("x-should-retry", "false"),))
@@ -341,7 +363,7 @@ class FakeAnthropicServer:
             block_delay=self.block_delay if turn.block_delay is None else turn.block_delay,
         )
         plan = plan_stream(steps, fault)
-        if plan.broken:
+        if plan.broken and source is not None:
             self._script.give_back(source)  # before any byte: the retry may come at once
         delivered = False
         try:
@@ -356,7 +378,7 @@ class FakeAnthropicServer:
             self._finish(handler, plan, turn, delivered)
         except _StreamBroken:
             handler.close_connection = True
-            if not plan.broken and not delivered:
+            if not plan.broken and not delivered and source is not None:
                 self._script.give_back(source)
 
     def _finish(self, handler: _Handler, plan: StreamPlan, turn: PreparedTurn, delivered: bool) -> None:

@@ -86,6 +86,12 @@ class Fault:
         return cls("http", status=status, error_type=error_type, message=message, headers=tuple(extra.items()))
 
     @classmethod
+    def prompt_too_long(cls, tokens: int = 250_000, maximum: int = 200_000) -> "Fault":
+        """HTTP 400 ``invalid_request_error``: ``prompt is too long: N tokens > M maximum``."""
+        return cls.http_error(400, "invalid_request_error",
+                              f"prompt is too long: {tokens} tokens > {maximum} maximum", should_retry=False)
+
+    @classmethod
     def rate_limit(
         cls,
         retry_after_ms: float | None = None,

@@ -16,7 +16,9 @@ from .bash import Bash
 from .edit import Edit
 from .glob_files import Glob
 from .grep import Grep
+from .insert_cell import InsertCell
 from .inspect_variable import InspectVariable
+from .notebook_cells import NotebookCells
 from .output_mapping import map_return_value
 from .read import Read
 from .run_python import RunPython
@@ -30,8 +32,10 @@ __all__ = [
     "Edit",
     "Glob",
     "Grep",
+    "InsertCell",
     "InspectVariable",
     "ListVariables",
+    "NotebookCells",
     "Read",
     "RunPython",
     "Write",
@@ -44,6 +48,8 @@ _FACTORIES: dict[str, Callable[[], Tool]] = {
     "ListVariables": ListVariables,
     "InspectVariable": InspectVariable,
     "RunPython": RunPython,
+    "NotebookCells": NotebookCells,
+    "InsertCell": InsertCell,
     "Read": Read,
     "Glob": Glob,
     "Grep": Grep,

@@ -10,6 +10,13 @@ credentials (`secret_env`), and their values are masked in the output.
 Whether a command is read-only (and so may run concurrently and without asking) is decided by
 the permission package's shell parser; while that is unavailable every command counts as not
 read-only, which is the safe answer.
+
+Every command runs inside the OS sandbox (`jupyter_toolagent.sandbox`) chosen by why it was
+allowed (``ctx.decision``): read-only and offline when only the classifier vouched for it,
+writable in the working directory otherwise. The card shows which ("sandbox: read-only, no
+network", "sandbox: writes to …", or "not sandboxed" where no sandbox works), and so does the
+result of a command that failed, where the model needs it to understand why. Inside a sandbox
+the command's background jobs end with it: its pid namespace goes when the shell exits.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,6 +37,9 @@ from ..core.permission_types import PermissionSubject, ShellCommand
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
 from .bounded import HeadTailBuffer
 from .secret_env import child_environment, redact
+
+if TYPE_CHECKING:
+    from ..sandbox import SandboxPolicy
 
 __all__ = ["Bash", "BashInput", "CommandOutcome", "run_command"]
 
@@ -41,6 +51,10 @@ BACKGROUND_GRACE = 1.0
 """Seconds output is still collected after the shell exits (background jobs holding the pipes)."""
 PROGRESS_INTERVAL = 0.25
 EXIT_POLL_INTERVAL = 0.02
+"""The longest wait between two looks at whether the shell exited. Looks come sooner while the
+command is young (a tenth of its run time so far, at least `FIRST_EXIT_POLL`), so a quick
+command is not rounded up to 20 ms."""
+FIRST_EXIT_POLL = 0.001
 
 
 class BashInput(BaseModel):
@@ -70,8 +84,9 @@ class Bash(Tool):
     description = (
         "Run a bash command in the working directory. Returns its output; a non-zero exit code is an error that "
         "shows the exit code, stdout and stderr. Default timeout 120 s (max 600). Output is cut to the first and "
-        "last parts when long. Start long-running background processes with their output redirected to a file "
-        "(cmd > log 2>&1 &)."
+        "last parts when long. Each command runs in a sandbox: one allowed because it only reads sees a read-only "
+        "file system and no network; an approved one may write the working directory. Background jobs (cmd &) end "
+        "when the command returns."
     )
     input_model = BashInput
     cancels_siblings_on_error: ClassVar[bool] = True
@@ -94,8 +109,23 @@ class Bash(Tool):
         if not cwd.is_dir():
             return ToolResult(f"The working directory {cwd} does not exist.", is_error=True)
         timeout = input.timeout or DEFAULT_TIMEOUT
-        outcome = await run_command(input.command, cwd, timeout, progress)
-        return ToolResult(redact(outcome.text()), is_error=not outcome.ok)
+        policy, label = confinement(input.command, ctx, cwd)
+        progress.label(label)
+        outcome = await run_command(input.command, cwd, timeout, progress, sandbox=policy)
+        text = outcome.text() if outcome.ok else f"{outcome.text()}\n[{label}]"
+        return ToolResult(redact(text), is_error=not outcome.ok)
+
+
+def confinement(command: str, ctx: ToolUseContext, cwd: Path) -> "tuple[SandboxPolicy | None, str]":
+    """The sandbox policy for this call and its label; (None, "not sandboxed") where no sandbox
+    works (the permission engine has then asked about every command that ran)."""
+    from ..permissions.engine import permission_context
+    from ..sandbox import UNSANDBOXED_LABEL, policy_for, sandbox_status
+
+    if not sandbox_status().available:
+        return None, UNSANDBOXED_LABEL
+    policy = policy_for(ctx.decision, command, permission_context(ctx), cwd)
+    return policy, policy.label
 
 
 @dataclass
@@ -181,11 +211,31 @@ class _Throttle:
             self.last = now or time.monotonic()
 
 
-async def run_command(command: str, cwd: Path, timeout: float, progress: Progress | None = None) -> CommandOutcome:
-    """Run ``command`` with bash in its own process group; kill the group on timeout or cancel."""
+async def run_command(command: str, cwd: Path, timeout: float, progress: Progress | None = None,
+                      *, sandbox: "SandboxPolicy | None" = None) -> CommandOutcome:
+    """Run ``command`` with bash in its own process group — inside ``sandbox`` when given —
+    and kill the group on timeout or cancel (killing ``bwrap`` ends its whole pid namespace)."""
     bash = shutil.which("bash") or "/bin/bash"
+    argv, env, cleanup = [bash, "-c", command], child_environment(), None
+    if sandbox is not None:
+        from ..sandbox import confine
+
+        launch = confine(sandbox, argv)
+        argv, env, cleanup = launch.argv, {**env, **launch.env}, launch.cleanup
+    try:
+        outcome = await _run(argv, cwd, env, timeout, progress)
+    finally:
+        if cleanup is not None:
+            cleanup()
+    if sandbox is not None and outcome.exit_code is not None and 128 < outcome.exit_code < 128 + 65:
+        outcome.exit_code = 128 - outcome.exit_code  # bwrap reports a shell killed by signal N as 128+N
+    return outcome
+
+
+async def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float,
+               progress: Progress | None) -> CommandOutcome:
     proc = await asyncio.create_subprocess_exec(
-        bash, "-c", command, cwd=str(cwd), env=child_environment(), start_new_session=True,
+        *argv, cwd=str(cwd), env=env, start_new_session=True,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     assert proc.stdout is not None and proc.stderr is not None
@@ -223,8 +273,10 @@ async def _exited(proc: asyncio.subprocess.Process) -> None:
     Not ``proc.wait()``: on Python 3.11 that also waits for the pipes to close, which a
     background job holding them can postpone for as long as it runs.
     """
-    while proc.returncode is None:
-        await asyncio.sleep(EXIT_POLL_INTERVAL)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    while proc.returncode is None:  # the wait between looks is a tenth of the time so far, 1-20 ms
+        await asyncio.sleep(min(EXIT_POLL_INTERVAL, max(FIRST_EXIT_POLL, (loop.time() - start) / 10)))
 
 
 def _close(proc: asyncio.subprocess.Process) -> None:

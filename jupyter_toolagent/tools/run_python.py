@@ -14,6 +14,9 @@ The front end may supply the runner (``extra["python_runner"]``, an ``IPythonRun
 which also keeps ``__future__`` imports across calls and cells); otherwise each call gets a
 fresh plain `CodeRunner`.
 
+The result (and so the card) starts with the names the call bound, rebound and deleted, compared
+by identity (`namespace_changes`); the front end's undo store keeps what ``%agent undo`` needs.
+
 Not concurrency-safe and not read-only: the code can change anything. An error cancels the calls
 around it (their inputs were likely planned on this call's success).
 """
@@ -30,6 +33,7 @@ from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
 from . import optional_libs
 from .bounded import bounded_repr, cut_middle
 from .images import bytes_to_blocks, close_new_figures, figure_png, new_figure_blocks, open_figure_numbers
+from .namespace_changes import NameChanges, UndoRecord
 from .python_exec import CodeRunner, Execution, PythonRunner
 from .secret_env import redact
 
@@ -66,18 +70,23 @@ class RunPython(Tool):
         runner: PythonRunner = ctx.options.extra.get("python_runner") or CodeRunner()
         await ctx.flush_events()
         before = open_figure_numbers()
+        names_before = dict(namespace)  # references only, for the bound/rebound/deleted diff and undo
         with capture_output(limit=CAPTURE_LIMIT) as printed:
             try:
                 execution = await runner.run(input.code, namespace)
             except BaseException:
                 close_new_figures(before)
                 raise
+        names = _record_changes(names_before, namespace, ctx)
+        del names_before
         if execution.error is not None:
             close_new_figures(before)
             if isinstance(execution.error, KeyboardInterrupt):
                 ctx.abort.abort(KERNEL_INTERRUPT)
-            return ToolResult(_error_text(execution, printed.getvalue()), is_error=True)
-        blocks = _text_block(printed.getvalue())
+            text = _error_text(execution, printed.getvalue())
+            return ToolResult(text + ("\n" + names.summary() + " (before the error)" if names else ""), is_error=True)
+        blocks = [{"type": "text", "text": names.summary()}] if names else []
+        blocks += _text_block(printed.getvalue())
         for block in execution.displays:
             blocks.append(block)
         blocks.extend(self._value_blocks(execution, before))
@@ -97,6 +106,16 @@ class RunPython(Tool):
         if rich:
             return [_labelled(b) for b in rich]
         return [{"type": "text", "text": f"Out: {bounded_repr(value, VALUE_CHARS)}"}]
+
+
+def _record_changes(before: dict[str, Any], namespace: dict[str, Any], ctx: ToolUseContext) -> NameChanges:
+    """The call's bound / rebound / deleted names; the front end's undo store (``extra["undo_store"]``)
+    keeps this call's record, which releases the previous call's."""
+    changes = NameChanges.between(before, namespace)
+    store = ctx.options.extra.get("undo_store")
+    if store is not None:
+        store.remember(UndoRecord.capture(before, namespace, changes))
+    return changes
 
 
 def _text_block(printed: str) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ Thinking is folded (it is long and rarely the point); every shown value is bound
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -70,7 +71,10 @@ class TranscriptView(View):
         max_chars: int = 2000,
         title: str = "Transcript",
         note: str | None = None,
+        boundaries: Sequence[tuple[int, str]] = (),
     ) -> None:
+        self.boundaries = dict(boundaries)
+        """Message index → the compaction line shown above it (SPEC §14)."""
         self.messages = list(messages)
         self.preview_chars = preview_chars
         self.max_chars = max_chars
@@ -92,6 +96,7 @@ class TranscriptView(View):
         if sent != stored:
             options.setdefault("note", "Shown as sent to the API (normalized: UI-only items dropped, consecutive "
                                        "messages merged), so message numbers match check_pairing.")
+        options.setdefault("boundaries", compaction_boundaries(session, stored))
         return cls(sent, **options)
 
     @property
@@ -124,6 +129,10 @@ class TranscriptView(View):
             lines.append(f"  ✗ {v.message}")
         for n, message in enumerate(self.messages):
             lines.append("")
+            if n in self.boundaries:
+                lines += [f"──── {line}" if i == 0 else f"     {line}"
+                          for i, line in enumerate(self.boundaries[n].splitlines())]
+                lines.append("")
             lines += self._message_text(n, message)
         return "\n".join(lines)
 
@@ -183,7 +192,11 @@ class TranscriptView(View):
             parts.append(f'<div class="tav-muted">{esc(self.note)}</div>')
         parts += [f'<div class="tav-violation">{esc(p)}</div>' for p in self._problems()]
         parts += [self._violation_html(v) for v in self._index.stray_violations()]
-        parts += [self._message_html(n, m) for n, m in enumerate(self.messages)]
+        for n, m in enumerate(self.messages):
+            if n in self.boundaries:
+                parts.append(f'<div class="tav-compaction" data-boundary-index="{n}" style="border-top: 2px dashed '
+                             f'#b58900; margin: 6px 0; padding: 4px;"><pre>{esc(self.boundaries[n])}</pre></div>')
+            parts.append(self._message_html(n, m))
         return "".join(parts)
 
     @staticmethod
@@ -265,3 +278,33 @@ class TranscriptView(View):
                 f"tool_result</span> <code>{esc(info.tool_use_id)}</code> {where} "
                 f'<span class="{error_class}">{esc(_is_error_text(info.is_error))}</span>{flag}<br>'
                 f"{self._result_detail_html(info)}</div>")
+
+
+def compaction_boundaries(session: Any, stored: Sequence[Any]) -> list[tuple[int, str]]:
+    """Where each compaction of ``session`` cut (as indices of the normalized transcript) and
+    what it did: the summary that replaces the messages above, and the results cleared."""
+    context = getattr(session, "context", None)
+    out: list[tuple[int, str]] = []
+    for number, compaction in enumerate(getattr(context, "compactions", None) or [], start=1):
+        if not compaction.boundary and not compaction.cleared:
+            continue
+        try:
+            index = len(normalize_messages_for_api(stored[: compaction.boundary]))
+        except Exception:
+            index = compaction.boundary
+        when = time.strftime("%H:%M:%S", time.localtime(compaction.at)) if compaction.at else ""
+        lines = [f"compaction {number} ({compaction.reason or 'manual'}{', ' + when if when else ''}): "
+                 f"about {compaction.tokens_before:,} → {compaction.tokens_after:,} tokens"]
+        if compaction.summary is not None and compaction.boundary:
+            lines.append(f"messages above this line are sent as one summary; the last {compaction.kept_turns} "
+                         "turn(s) from here on are sent as they are")
+            lines.append("summary: " + _one_line(compaction.summary, 600))
+        if compaction.cleared:
+            ids = sorted(compaction.cleared)
+            lines.append(f"{len(ids)} tool result(s) cleared from what is sent (full text still here, readable "
+                         f"with ReadToolOutput): {', '.join(ids[:8])}{' …' if len(ids) > 8 else ''}")
+        out.append((min(index, len(stored)), "\n".join(lines)))
+    merged: dict[int, str] = {}
+    for index, text in out:
+        merged[index] = merged[index] + "\n" + text if index in merged else text
+    return sorted(merged.items())

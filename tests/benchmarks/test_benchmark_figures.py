@@ -155,6 +155,15 @@ def test_b8_prompt_cache_shares_are_fractions() -> None:
     assert any("| request |" in d for d in figure.details)
 
 
+def test_b13_context_compaction_compares_tokens_and_measures_the_cache() -> None:
+    figure = smoke("B13")
+    compacted = measured(figure, "tokens sent with clearing and compaction")
+    assert compacted.ratio_to == "tokens sent without compaction" and compacted.ratio is not None
+    assert measured(figure, "compactions").value >= 1
+    assert 0.0 <= measured(figure, "lowest cache share of the 2nd request after a compaction").value <= 1.0
+    assert any("| compaction before request |" in d for d in figure.details)
+
+
 @pytest.mark.kernel
 def test_b9_approval_wait_measures_the_waiting_kernel() -> None:
     figure = smoke("B9")
@@ -169,6 +178,15 @@ def test_b11_shell_classification_compares_braces_with_everyday_commands() -> No
     for label in ("commands with brace words", "expanding to ~1,000 words", "beyond the cap ({1..1000000} …)"):
         assert measured(figure, label).ratio_to == everyday.label
     assert all(t.own for t in figure.targets)
+
+
+def test_b15_sandbox_compares_each_policy_with_the_unsandboxed_command() -> None:
+    figure = smoke("B15")
+    assert measured(figure, "process: in bwrap, read-only policy").ratio_to == "process: bash -c true"
+    assert measured(figure, "Bash tool: writable sandbox (policy built per call)").ratio_to == "Bash tool: not sandboxed"
+    assert [t.text for t in figure.targets] == ["added per Bash command, read-only ≤ 15 ms",
+                                                "added per Bash command, writable ≤ 15 ms"]
+    assert all(t.value is not None for t in figure.targets)
 
 
 def test_every_benchmark_module_is_covered_here() -> None:
@@ -210,3 +228,14 @@ def test_a_crashing_benchmark_becomes_a_figure_that_says_so(monkeypatch: Any) ->
     figure = entry.run_one("B7", "smoke")
     assert figure.error == "ValueError: the transcript could not be built"
     assert "benchmark failed" in report.summary_text([figure])
+
+
+def test_b14_kernel_changes_measures_note_snapshot_and_the_value_based_check() -> None:
+    figure = smoke("B14")
+    measured(figure, "note, nothing changed")
+    measured(figure, "end-of-cell snapshot (looked)")
+    measured(figure, "note after 42 changes")
+    per_cell = measured(figure, "per cell: note + snapshot (worst of the two notes)")
+    assert per_cell.ratio_to == "value-based check (hash the frame, pickle the rest), once"
+    assert measured(figure, "note size after 42 changes").value > 0, "the changes produced no note"
+    assert "Rebound: df (pandas DataFrame" in figure.details[0]

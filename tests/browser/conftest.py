@@ -33,6 +33,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "test-artifacts" / "browser"
 CHROMIUM = os.environ.get("TOOLAGENT_CHROMIUM", "/usr/bin/chromium")
 JUPYTER_LAB = Path(sys.executable).with_name("jupyter-lab")
+JUPYTER_NOTEBOOK = Path(sys.executable).with_name("jupyter-notebook")
 CHROMIUM_FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -148,6 +149,10 @@ class Lab:
         workspace = f"w{uuid.uuid4().hex[:10]}"  # fresh tabs: no layout restored from another test
         return f"{self.url}/lab/workspaces/{workspace}/tree/{name}?reset&token={self.token}"
 
+    def notebook7_url(self, name: str) -> str:
+        """The page of one notebook in Notebook 7 (one document per page: no layout to reset)."""
+        return f"{self.url}/notebooks/{name}?token={self.token}"
+
 
 def _wait_for_lab(url: str, token: str, process: subprocess.Popen, log: Path) -> None:
     deadline = time.monotonic() + LAB_START_TIMEOUT
@@ -177,9 +182,18 @@ def _stop(process: subprocess.Popen, timeout: float = 15.0) -> None:
 
 @pytest.fixture(scope="session")
 def jupyter_lab(fake_api: FakeApi, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    if not JUPYTER_LAB.exists():
-        unavailable(f"{JUPYTER_LAB} not found (pip install jupyterlab)")
-    base = tmp_path_factory.mktemp("lab")
+    yield from _jupyter_server(JUPYTER_LAB, fake_api, tmp_path_factory.mktemp("lab"))
+
+
+@pytest.fixture(scope="session")
+def jupyter_notebook7(fake_api: FakeApi, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """Notebook 7, started the same way as JupyterLab (its own ``jupyter-notebook`` process)."""
+    yield from _jupyter_server(JUPYTER_NOTEBOOK, fake_api, tmp_path_factory.mktemp("notebook7"))
+
+
+def _jupyter_server(executable: Path, fake_api: FakeApi, base: Path) -> Iterator[Lab]:
+    if not executable.exists():
+        unavailable(f"{executable} not found (pip install jupyterlab notebook)")
     root = base / "notebooks"
     root.mkdir()
     port, token = _free_port(), secrets.token_hex(16)
@@ -188,7 +202,7 @@ def jupyter_lab(fake_api: FakeApi, tmp_path_factory: pytest.TempPathFactory) -> 
         "ANTHROPIC_BASE_URL": fake_api.server.base_url,
         "ANTHROPIC_API_KEY": "test-key-not-secret",
         "TOOLAGENT_MODEL": "claude-sonnet-4-5",
-        "PATH": f"{JUPYTER_LAB.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PATH": f"{executable.parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "IPYTHONDIR": str(base / "ipython"),
         "JUPYTER_CONFIG_DIR": str(base / "jupyter_config"),
         "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
@@ -202,12 +216,13 @@ def jupyter_lab(fake_api: FakeApi, tmp_path_factory: pytest.TempPathFactory) -> 
     settings = Path(env["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-    log = base / "jupyter-lab.log"
+    log = base / f"{executable.name}.log"
     cmd = [
-        str(JUPYTER_LAB), "--no-browser", "--ip=127.0.0.1", f"--port={port}", f"--ServerApp.token={token}",
+        str(executable), "--no-browser", "--ip=127.0.0.1", f"--port={port}", f"--ServerApp.token={token}",
         "--allow-root", f"--ServerApp.root_dir={root}", "--ServerApp.open_browser=False",
-        "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
+    if executable == JUPYTER_LAB:
+        cmd += ["--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     with open(log, "wb") as out:
         process = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
     try:

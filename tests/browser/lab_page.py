@@ -186,3 +186,49 @@ def open_notebook(page: Any, lab: Any, name: str, cells: list[str]) -> LabNotebo
     notebook = LabNotebook(page, lab.notebook_url(name)).open()
     print(f"\npage ready in {notebook.ready_seconds:.1f} s")
     return notebook
+
+
+class Notebook7Page(LabNotebook):
+    """The same page object for Notebook 7, which uses JupyterLab's notebook widgets (same cells,
+    prompts, outputs and menus) on a one-document page; the kernel's readiness is read from the
+    server's sessions API rather than from a toolbar indicator Notebook 7 may not show."""
+
+    def __init__(self, page: Any, url: str, api: str, token: str) -> None:
+        super().__init__(page, url)
+        self.api, self.token = api, token
+
+    def open(self) -> "LabNotebook":
+        import json
+        import urllib.request
+
+        started = time.monotonic()
+        self.page.goto(self.url)
+        self.page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=PAGE_READY_TIMEOUT_MS)
+        deadline = time.monotonic() + PAGE_READY_TIMEOUT_MS / 1000
+        while True:
+            with urllib.request.urlopen(f"{self.api}/api/sessions?token={self.token}", timeout=5) as response:
+                sessions = json.load(response)
+            if any((s.get("kernel") or {}).get("execution_state") == "idle" for s in sessions):
+                break
+            if time.monotonic() > deadline:
+                raise AssertionError(f"Notebook 7: no idle kernel after {PAGE_READY_TIMEOUT_MS / 1000:.0f} s: {sessions}")
+            time.sleep(0.25)
+        self.page.evaluate(
+            "() => { window.__clicks = []; document.addEventListener('click', "
+            "e => window.__clicks.push({t: performance.timeOrigin + performance.now(), text: (e.target.innerText || '')}), true); }"
+        )
+        self.ready_seconds = time.monotonic() - started
+        return self
+
+
+def open_in_notebook7(page: Any, server: Any, name: str, cells: list[str]) -> LabNotebook:
+    """Write a notebook into the running Notebook 7 server and open it in ``page``."""
+    server.write_notebook(name, cells)
+    notebook = Notebook7Page(page, server.notebook7_url(name), server.url, server.token).open()
+    print(f"\nNotebook 7 page ready in {notebook.ready_seconds:.1f} s")
+    return notebook
+
+
+def cell_source(notebook: LabNotebook, index: int) -> str:
+    """The code of a cell as its editor shows it (CodeMirror 6 lines)."""
+    return notebook.cell(index).locator(".jp-InputArea-editor .cm-content").inner_text()

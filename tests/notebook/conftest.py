@@ -13,6 +13,8 @@ def agent_shell() -> Iterator[object]:
 
     shell = get_ipython()  # starts the shared test shell once
     shell.run_line_magic("load_ext", "jupyter_toolagent")
+    # the shared shell runs in the checkout: saving is switched on by the tests that test it
+    shell.run_line_magic("config", "AgentMagics.save_sessions = False")
     try:
         yield shell
     finally:

@@ -1,10 +1,13 @@
 """``notebooks/quickstart.ipynb`` run headless with no key and no base URL: the offline demo
 (fake server in the kernel, real SDK path) answers, RunPython is denied by policy, then runs
-with ``--allow RunPython`` and returns its figure as an image block in the tool_result."""
+with ``--allow RunPython`` and returns its figure as an image block in the tool_result; a cell
+fails and ``%%agent --allow InsertCell`` "fix the cell above" is told so, reads the cell with
+NotebookCells and proposes the fix (shown, not inserted: nbclient cannot insert cells)."""
 
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import pytest
@@ -19,6 +22,7 @@ PROBES = [
     probe("offline._server is not None and len(offline._server.bodies)",
           setup="from jupyter_toolagent.notebook import offline"),
     probe("[os.environ.get('ANTHROPIC_API_KEY'), os.environ.get('ANTHROPIC_BASE_URL')]", setup="import os"),
+    probe("list(current_session().runs[-1].requests)"),
 ]
 DEMO_TOOLS = ["ListVariables", "InspectVariable", "RunPython"]
 DENIED = ("RunPython was not run: RunPython is not allowed by any rule. It needs approval and nobody can approve "
@@ -56,7 +60,8 @@ def calls_after_prompt(messages: list[dict[str, Any]], prompt_start: str) -> lis
 
 
 def test_runs_offline_without_errors_in_time(lesson: ExecutedLesson) -> None:
-    assert lesson.errors() == []
+    typo = lesson.notebook.cells.index(lesson.tagged("typo"))
+    assert lesson.errors() == [(typo, "NameError: name 'sale' is not defined")]  # the lesson's deliberate error
     assert lesson.probes[3] == [None, None]  # the kernel had no key and no base URL
     assert lesson.seconds < 30, lesson.seconds
 
@@ -71,7 +76,7 @@ def test_agent_cells_say_they_are_the_offline_demo(lesson: ExecutedLesson) -> No
 
 def test_every_request_went_through_the_fake_server(lesson: ExecutedLesson) -> None:
     requests_per_run = lesson.probes[1]
-    assert len(requests_per_run) == 2 and all(n >= 4 for n in requests_per_run)
+    assert len(requests_per_run) == 3 and all(n >= 4 for n in requests_per_run[:2]) and requests_per_run[2] == 3
     assert lesson.probes[2] == sum(requests_per_run)
 
 
@@ -116,3 +121,27 @@ def test_transcript_and_check_cells_show_a_valid_paired_transcript(lesson: Execu
     assert text.count("→ result messages.") == 6
     assert "NO RESULT" not in text
     assert lesson.text("check").startswith("Pairing check of session 'default' (16 messages): valid")
+
+
+def test_fix_the_cell_above_is_told_the_error_reads_the_cell_and_proposes_the_fix(lesson: ExecutedLesson) -> None:
+    typo = lesson.notebook.cells.index(lesson.tagged("typo"))
+    typo_number = sum(c.cell_type == "code" for c in lesson.notebook.cells[: typo + 1])  # each code cell ran once
+    first, second, _third = lesson.probes[4]
+    prompt = first["messages"][-1]["content"]
+    assert prompt[0]["text"] == "Fix the cell above."
+    note = prompt[1]["text"]
+    assert f"The cell before this one (In[{typo_number}]) raised NameError: name 'sale' is not defined" in note
+    assert "Added: " in note and "blocks (function)" in note  # the image cell's helper, defined since
+    assert "Kernel changes" not in json.dumps(first["system"])  # never in the cacheable system prompt
+    pairs = calls_after_prompt(lesson.probes[0], "Fix the cell above.")
+    assert [use["name"] for use, _ in pairs] == ["NotebookCells", "ListVariables", "InsertCell"]
+    cells = blocks(pairs[0][1])[0]["text"]
+    assert f'In [{typo_number}]:\nrevenue_by_region = sale.groupby("region")["revenue"].sum()' in cells
+    assert f"Last exception (In[{typo_number}]):" in cells
+    proposed = pairs[2][0]["input"]["code"]
+    assert proposed == 'revenue_by_region = sales.groupby("region")["revenue"].sum()\nrevenue_by_region'
+    assert blocks(pairs[2][1])[0]["text"].startswith("Not inserted: this notebook is being run without an interactive")
+    assert second["messages"][-1]["content"][0]["type"] == "tool_result"
+    shown = lesson.text("fix")
+    assert "the proposed cell was not inserted" in shown and proposed.splitlines()[0] in shown
+    assert "code is shown above instead" in shown

@@ -47,12 +47,16 @@ def test_unknown_mode_lists_the_modes() -> None:
 
 # --- settings file ---------------------------------------------------------------------------------------
 
-def test_settings_file_is_found_walking_up(tmp_path: Path) -> None:
-    path = write_settings(tmp_path, {"permissions": {"deny": ["Bash(rm:*)"]}})
+def test_settings_file_is_read_from_the_working_directory_only(tmp_path: Path) -> None:
+    """A parent's ``.toolagent/`` (a world-writable /tmp, a cloned repository around the
+    notebook) is never read: it could set the mode and allow rules without anyone noticing."""
+    path = write_settings(tmp_path, {"mode": "bypassPermissions", "permissions": {"allow": ["Bash"]}})
     nested = tmp_path / "a" / "b"
     nested.mkdir(parents=True)
-    assert find_settings_file(nested) == path.resolve()
-    assert find_settings_file(tmp_path / "a") == path.resolve()
+    assert find_settings_file(tmp_path) == path.resolve()
+    assert find_settings_file(nested) is None and find_settings_file(tmp_path / "a") is None
+    perms = PermissionContext.from_sources(cwd=nested)
+    assert perms.mode == "default" and perms.entries("allow") == [] and perms.settings is None
 
 
 def test_no_settings_file(tmp_path: Path) -> None:
@@ -77,7 +81,7 @@ def test_load_settings(tmp_path: Path) -> None:
      ["field 'permissions.deny[1]': invalid permission rule 'Bash(('"]),
     ({"permissions": {"alow": ["Bash"]}}, ["field 'permissions.alow': unknown key; did you mean 'allow'?"]),
     ({"permisions": {"deny": ["Bash(rm:*)"]}}, ["field 'permisions': unknown key; did you mean 'permissions'?"]),
-    ({"theme": "dark"}, ["field 'theme': unknown key (expected permissions, mode or $schema)"]),
+    ({"theme": "dark"}, ["field 'theme': unknown key (expected permissions, mode, sandbox or $schema)"]),
     ({"permissions": {"allow": "Bash"}}, ["field 'permissions.allow'"]),
     ({"permissions": {"allow": [1]}}, ["field 'permissions.allow[0]'"]),
     ({"mode": "yolo"}, ["field 'mode'", "unknown permission mode 'yolo'"]),
@@ -146,7 +150,7 @@ async def test_settings_rules_are_relative_to_the_project_directory(tmp_path: Pa
     write_settings(tmp_path, {"permissions": {"deny": ["Edit(./data/**)"]}})
     notebook_dir = tmp_path / "notebooks"
     notebook_dir.mkdir()
-    perms = PermissionContext.from_sources(cwd=notebook_dir)
+    perms = PermissionContext.from_sources(cwd=notebook_dir, settings=tmp_path / ".toolagent" / "settings.json")
     ctx = make_ctx(perms)
     assert (await decide(EDIT, {"path": str(tmp_path / "data" / "x.csv")}, ctx)).behavior == "deny"
     assert (await decide(EDIT, {"path": "data/x.csv"}, ctx)).behavior == "ask"  # notebooks/data is not covered

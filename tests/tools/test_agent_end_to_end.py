@@ -44,7 +44,7 @@ async def test_a_run_uses_notebook_file_and_shell_tools(tmp_path: Path) -> None:
     assert check_pairing(agent.messages) == []
     results = results_by_id(agent.messages)
     python = results["toolu_py"]["content"]
-    assert python[0] == {"type": "text", "text": "Out: 12"} and python[1]["type"] == "image"
+    assert python[0] == {"type": "text", "text": "Names: bound plt, sales\nOut: 12"} and python[1]["type"] == "image"
     import base64
 
     assert base64.b64decode(python[1]["source"]["data"]).startswith(PNG_SIGNATURE)

@@ -73,5 +73,5 @@ def test_a_plot_returns_in_the_result_and_not_in_the_cell(tmp_path: Path) -> Non
     printed = "".join(o.text for o in outputs if o.output_type == "stream")
     summary = json.loads(printed.split("SUMMARY", 1)[1])
     assert summary == {
-        "finish": "end_turn", "types": ["text", "image"], "text": "plotted", "count_unchanged": True, "open_figures": [],
+        "finish": "end_turn", "types": ["text", "image"], "text": "Names: bound shown\nplotted", "count_unchanged": True, "open_figures": [],
     }

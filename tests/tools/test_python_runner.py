@@ -63,7 +63,7 @@ async def test_future_flags_carry_over_both_ways(shell: Any) -> None:
     assert not shell.compile.flags & FUTURE_FLAGS & 0x1000000
     await call(ctx, "RunPython", code="from __future__ import annotations")
     outcome = await call(ctx, "RunPython", code="def rt_f(a: NotDefinedAnywhere): pass\nrt_f.__annotations__")
-    assert text_of(outcome) == "Out: {'a': 'NotDefinedAnywhere'}"
+    assert text_of(outcome) == "Names: bound rt_f\nOut: {'a': 'NotDefinedAnywhere'}"
     shell.compile.flags &= ~FUTURE_FLAGS
     outcome = await call(ctx, "RunPython", code="def rt_g(a: NotDefinedAnywhere): pass")
     assert outcome.is_error and "NameError" in text_of(outcome)
@@ -73,7 +73,7 @@ async def test_future_flags_carry_over_both_ways(shell: Any) -> None:
 async def test_display_outputs_come_back_instead_of_going_to_the_cell(shell: Any, capfd: pytest.CaptureFixture[str]) -> None:
     code = "from IPython.display import display, Markdown\nprint('before')\ndisplay(Markdown('**shown**'))"
     outcome = await call(ctx_for(shell), "RunPython", code=code)
-    assert text_of(outcome) == "before\n**shown**"
+    assert text_of(outcome) == "Names: bound display, Markdown\nbefore\n**shown**"
     assert "shown" not in capfd.readouterr().out
 
 
@@ -81,7 +81,7 @@ async def test_display_outputs_come_back_instead_of_going_to_the_cell(shell: Any
 async def test_cleared_displays_are_dropped(shell: Any) -> None:
     code = ("from IPython.display import display, clear_output\n"
             "display('first')\nclear_output()\ndisplay('second')")
-    assert text_of(await call(ctx_for(shell), "RunPython", code=code)) == "'second'"
+    assert text_of(await call(ctx_for(shell), "RunPython", code=code)) == "Names: bound clear_output\n'second'"
 
 
 @pytest.mark.asyncio

@@ -12,7 +12,7 @@ from jupyter_toolagent.core.function_tool import FunctionTool
 from jupyter_toolagent.errors import ConfigError
 from jupyter_toolagent.tools import BUILTIN_TOOL_NAMES, builtin_tools
 
-EXPECTED = ["ListVariables", "InspectVariable", "RunPython", "Read", "Glob", "Grep", "Edit", "Write", "Bash"]
+EXPECTED = ["ListVariables", "InspectVariable", "RunPython", "NotebookCells", "InsertCell", "Read", "Glob", "Grep", "Edit", "Write", "Bash"]
 
 
 def test_builtin_tools_come_in_a_fixed_order_as_fresh_instances() -> None:
@@ -41,12 +41,12 @@ def test_safety_flags_of_the_fixed_tools() -> None:
     samples = {
         "ListVariables": {}, "InspectVariable": {"path": "x"}, "Read": {"file_path": "a"}, "Glob": {"pattern": "*"},
         "Grep": {"pattern": "x"}, "RunPython": {"code": "1"}, "Edit": {"file_path": "a", "old_string": "x", "new_string": "y"},
-        "Write": {"file_path": "a", "content": ""},
+        "Write": {"file_path": "a", "content": ""}, "NotebookCells": {}, "InsertCell": {"code": "x = 1"},
     }
     for name, raw in samples.items():
         tool = tools[name]
         parsed = tool.input_model.model_validate(raw)
-        safe = name in ("ListVariables", "InspectVariable", "Read", "Glob", "Grep")
+        safe = name in ("ListVariables", "InspectVariable", "Read", "Glob", "Grep", "NotebookCells")
         assert tool.is_read_only(parsed) is safe, name
         assert tool.is_concurrency_safe(parsed) is safe, name
     assert tools["RunPython"].cancels_siblings_on_error and tools["Bash"].cancels_siblings_on_error

@@ -19,7 +19,7 @@ async def test_a_variable_defined_by_run_python_is_seen_by_inspect_variable(ctx_
     namespace: dict[str, Any] = {}
     ctx = ctx_in(namespace)
     outcome = await call(ctx, "RunPython", code="totals = {'eu': 3, 'us': 4}\nlen(totals)")
-    assert outcome.status == "done" and text_of(outcome) == "Out: 2"
+    assert outcome.status == "done" and text_of(outcome) == "Names: bound totals\nOut: 2"
     assert namespace["totals"] == {"eu": 3, "us": 4}
     assert "'eu': 3" in text_of(await call(ctx, "InspectVariable", path="totals"))
 
@@ -30,7 +30,7 @@ async def test_prints_are_in_the_result_interleaved_and_not_on_the_real_stdout(
 ) -> None:
     code = "import sys\nprint('one')\nprint('two', file=sys.stderr)\nprint('three')"
     outcome = await call(ctx_in({}), "RunPython", code=code)
-    assert text_of(outcome) == "one\ntwo\nthree"
+    assert text_of(outcome) == "Names: bound sys\none\ntwo\nthree"
     out, err = capfd.readouterr()
     assert "one" not in out and "two" not in err
 
@@ -39,13 +39,15 @@ async def test_prints_are_in_the_result_interleaved_and_not_on_the_real_stdout(
 async def test_a_trailing_semicolon_hides_the_value_as_in_a_cell(ctx_in: Any) -> None:
     namespace: dict[str, Any] = {}
     outcome = await call(ctx_in(namespace), "RunPython", code="seen = []\nseen.append(1) or 5;  # quiet")
-    assert text_of(outcome) == "(RunPython completed with no output)" and namespace["seen"] == [1]
-    assert text_of(await call(ctx_in({}), "RunPython", code="x = ';'\nx")) == "Out: ';'"
+    assert text_of(outcome) == "Names: bound seen" and namespace["seen"] == [1]
+    assert text_of(await call(ctx_in({}), "RunPython", code="x = ';'\nx")) == "Names: bound x\nOut: ';'"
 
 
 @pytest.mark.asyncio
 async def test_no_output_says_so(ctx_in: Any) -> None:
     outcome = await call(ctx_in({}), "RunPython", code="x = 1")
+    assert text_of(outcome) == "Names: bound x"
+    outcome = await call(ctx_in({}), "RunPython", code="pass")
     assert text_of(outcome) == "(RunPython completed with no output)"
 
 
@@ -54,7 +56,7 @@ async def test_top_level_await_works(ctx_in: Any) -> None:
     namespace: dict[str, Any] = {}
     outcome = await call(ctx_in(namespace), "RunPython",
                          code="import asyncio\nawait asyncio.sleep(0.01)\nvalue = await asyncio.sleep(0, result=5)\nvalue * 2")
-    assert text_of(outcome) == "Out: 10" and namespace["value"] == 5
+    assert text_of(outcome) == "Names: bound asyncio, value\nOut: 10" and namespace["value"] == 5
 
 
 @pytest.mark.asyncio
@@ -154,7 +156,7 @@ async def test_a_plot_comes_back_as_a_png_and_is_closed(ctx_in: Any, pyplot: Any
     code = "import matplotlib.pyplot as plt\nplt.figure()\nplt.plot([1, 3, 2])\nplt.title('trend')\nprint('plotted')"
     outcome = await call(ctx_in({}), "RunPython", code=code)
     images = images_of(outcome)
-    assert outcome.status == "done" and text_of(outcome) == "plotted"
+    assert outcome.status == "done" and text_of(outcome) == "Names: bound plt\nplotted"
     assert len(images) == 1 and images[0].startswith(PNG_SIGNATURE)
     assert pyplot.get_fignums() == [existing.number]  # the new one closed, the old one untouched
     assert matplotlib.get_backend() == backend
