@@ -33,7 +33,9 @@ reaches every process's environment).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core.permission_types import FileAccess, NotebookEdit, PermissionDecision, PermissionSubject, ShellCommand
@@ -46,6 +48,7 @@ from .rules import RuleBehavior, RuleEntry, parse_rule
 from .safety import check_file_edit, check_shell
 from .shell import ParsedCommand, is_read_only_parsed, is_read_only_part
 from .shell_cwd import part_directories
+from .shell_paths import named_paths
 from .shell_rules import (
     allow_matches_part,
     opaque_reason,
@@ -190,6 +193,13 @@ async def _rule_decision(call: _Call, perms: PermissionContext, ctx: "ToolUseCon
             f"{tool.name} was denied: {call.describe()} matches the deny rule `{entry.rule}` ({entry.source}).",
             "rule", rule=str(entry.rule),
         )
+    read_denied, read_unresolved = _shell_reads(perms, call)
+    if read_denied is not None:
+        entry, path = read_denied
+        return PermissionDecision.deny(
+            f"{tool.name} was denied: {call.describe()} reads {path}, which the deny rule `{entry.rule}` "
+            f"({entry.source}) covers.", "rule", rule=str(entry.rule),
+        )
     # 2 — whole-tool ask
     entry = _whole_tool(perms.entries("ask"), call.names)
     if entry is not None:
@@ -207,6 +217,12 @@ async def _rule_decision(call: _Call, perms: PermissionContext, ctx: "ToolUseCon
     if entry is not None:
         return PermissionDecision.ask(
             f"{call.describe()} matches the ask rule `{entry.rule}` ({entry.source})", "rule", rule=str(entry.rule)
+        )
+    if read_unresolved is not None:
+        entry, word = read_unresolved
+        return PermissionDecision.ask(
+            f"{call.describe()} may read files the deny rule `{entry.rule}` ({entry.source}) covers: "
+            f"{word} cannot be resolved before it runs", "rule", rule=str(entry.rule),
         )
     opaque = _opaque_restriction(perms, call)
     if opaque is not None:
@@ -295,10 +311,42 @@ def _content_rule(perms: PermissionContext, call: _Call, behavior: RuleBehavior)
     return None
 
 
+def _shell_reads(
+    perms: PermissionContext, call: _Call
+) -> tuple[tuple[RuleEntry, str] | None, tuple[RuleEntry, str] | None]:
+    """``Read(...)`` deny rules against the files a shell command names (`shell_paths`): the
+    rule and path it reads (→ deny), or the rule and a word that cannot be resolved, or a
+    directory read recursively that may hold denied files (→ ask)."""
+    if not isinstance(call.subject, ShellCommand):
+        return None, None
+    entries = [e for e in perms.entries("deny") if not e.rule.whole_tool and e.rule.tool == READ_RULE]
+    if not entries:
+        return None, None
+    if call.shell is None:
+        return None, (entries[0], "a command that cannot be parsed")
+    named = named_paths(call.shell, str(perms.cwd))
+    patterns = [(e, compile_pattern(e.rule.content or "", str(e.base_dir or perms.cwd))) for e in entries]
+    for path in named.paths:
+        for entry, pattern in patterns:
+            if pattern.matches(path, widening=False):
+                return (entry, path), None
+    for directory in named.walked:
+        for entry, pattern in patterns:
+            if pattern.matches(os.path.join(directory, "\0probe"), widening=False):  # all it holds is denied
+                return (entry, directory), None
+            if pattern.unanchored or pattern.anchor == directory or pattern.anchor.startswith(directory.rstrip("/") + "/"):
+                return None, (entry, f"{directory} (read recursively)")
+    if named.unresolved:
+        return None, (entries[0], f"`{named.unresolved[0]}`")
+    return None, None
+
+
 def _allow_rule(perms: PermissionContext, call: _Call) -> RuleEntry | None:
     """The allow rule that covers the call; for a shell command, every part must be covered by
     some allow rule or be read-only (the rule returned is the first one used)."""
     entries = [e for e in perms.entries("allow") if _applies_to(e, call)]
+    if not entries:
+        return None
     if isinstance(call.subject, ShellCommand):
         command = call.subject.command
         for entry in entries:
@@ -312,7 +360,7 @@ def _allow_rule(perms: PermissionContext, call: _Call) -> RuleEntry | None:
             return None  # a change of directory nobody can follow: no part can be checked
         used: RuleEntry | None = None
         for part, cwd in zip(shell.commands, directories):
-            if is_read_only_part(part, cwd):
+            if is_read_only_part(part, cwd, str(perms.cwd)):
                 continue
             match = next((e for e in entries if allow_matches_part(e.rule.content or "", part, cwd)), None)
             if match is None:
@@ -379,7 +427,8 @@ def _not_allowed_reason(call: _Call, perms: PermissionContext) -> str:
         return f"{call.describe()} could not be parsed, so no rule can allow it except its exact text"
     if isinstance(call.subject, ShellCommand) and call.shell is not None and call.shell.compound:
         contents = [e.rule.content or "" for e in perms.entries("allow") if _applies_to(e, call)]
-        missing = uncovered_parts(call.shell, contents, is_read_only_part, str(perms.cwd))
+        missing = uncovered_parts(call.shell, contents, partial(is_read_only_part, own_directory=str(perms.cwd)),
+                                  str(perms.cwd))
         listed = ", ".join(f"`{p.text}`" for p in missing)
         return f"parts of {call.describe()} are not allowed by any rule: {listed}"
     return f"{call.describe()} is not allowed by any rule"
@@ -389,7 +438,8 @@ def suggested_rule(call: _Call, perms: PermissionContext) -> str | None:
     """The narrowest allow rule that would permit the call (checked to parse)."""
     if isinstance(call.subject, ShellCommand):
         contents = [e.rule.content or "" for e in perms.entries("allow") if _applies_to(e, call)]
-        missing = uncovered_parts(call.shell, contents, is_read_only_part, str(perms.cwd)) if call.shell is not None else []
+        missing = uncovered_parts(call.shell, contents, partial(is_read_only_part, own_directory=str(perms.cwd)),
+                                  str(perms.cwd)) if call.shell is not None else []
         content = suggest_content(call.subject.command, call.shell, missing)
         if content is None:
             return None

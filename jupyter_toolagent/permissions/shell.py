@@ -33,6 +33,7 @@ from typing import Any
 import bashlex
 
 from ..errors import ToolAgentError
+from .shell_braces import MAX_BRACE_WORDS, BraceOverflow, BraceUnreadable, expand_braces
 from .shell_cwd import part_directories
 from .shell_readonly import reads_reveal_environment, words_are_read_only
 from .shell_wrappers import HARMLESS_WRAPPERS, strip_wrappers  # noqa: F401 (HARMLESS_WRAPPERS re-exported)
@@ -104,6 +105,11 @@ class SimpleCommand:
     reads: tuple[str, ...] = ()
     """Files its input redirections read (``< /proc/1/environ``), its own and its enclosing
     compound commands' — what it reads without naming it among its words."""
+    braced: bool = False
+    """Brace expansion changed its words (``words`` and ``core_text`` are the expanded ones)."""
+    unexpandable: str | None = None
+    """Why its braces could not be expanded (too many words, unreadable quoting): it is then
+    `dynamic` and nobody can check it."""
 
     @property
     def core_words(self) -> tuple[str, ...]:
@@ -213,15 +219,16 @@ def split_command(command: str) -> list[str]:
     return [part.text for part in parse_command(command).parts]
 
 
-def is_read_only_part(part: SimpleCommand, cwd: str | None = None) -> bool:
+def is_read_only_part(part: SimpleCommand, cwd: str | None = None, own_directory: str | None = None) -> bool:
     """A known read-only command without unsafe options, writes, substitutions or expansions,
-    that does not reveal the environment (relative paths resolved against ``cwd``). Nothing is
-    read-only when it runs in ``/``: ``grep -r KEY .`` there reaches ``/proc``."""
+    that does not reveal the environment (relative paths resolved against ``cwd``, the
+    directory the part runs in; ``own_directory`` is the session's, default ``cwd``). Nothing
+    is read-only when it runs in ``/``: ``grep -r KEY .`` there reaches ``/proc``."""
     if cwd == "/" or not part.plain or part.substitution or part.expansions:
         return False
     if reads_reveal_environment(part.reads, cwd):  # `cat < /proc/1/environ`, `cat < link_to_it`
         return False
-    return words_are_read_only(part.core_words, cwd)
+    return words_are_read_only(part.core_words, cwd, own_directory)
 
 
 def is_read_only_parsed(parsed: ParsedCommand, cwd: str | None = None) -> bool:
@@ -234,7 +241,7 @@ def is_read_only_parsed(parsed: ParsedCommand, cwd: str | None = None) -> bool:
         and not parsed.defines_function
         and not parsed.redirect_expansions
         and not reads_reveal_environment(parsed.redirect_reads, cwd)
-        and all(is_read_only_part(c, directory) for c, directory in zip(parsed.commands, directories))
+        and all(is_read_only_part(c, directory, cwd) for c, directory in zip(parsed.commands, directories))
     )
 
 
@@ -269,6 +276,7 @@ class _Walker:
         self.function = False
         self.redirect_expansions: list[str] = []
         self.inherited_reads: list[str] = []
+        self._word_ends: dict[int, int] = {}
 
     def walk(self, node: Any, *, nested: bool, inherited_writes: tuple[str, ...]) -> None:
         kind = node.kind
@@ -282,9 +290,9 @@ class _Walker:
             self.commands.append(self._simple(node, nested, inherited_writes))
         redirects = getattr(node, "redirects", None) or []
         if kind != "command" and redirects:
-            extra = tuple(t for t in (_write_target(r) for r in redirects) if t is not None)
+            extra = tuple(t for r in redirects for t in self._targets(r, _write_target(r)))
             inherited_writes = inherited_writes + extra
-            self.inherited_reads.extend(t for t in (_read_target(r) for r in redirects) if t is not None)
+            self.inherited_reads.extend(t for r in redirects for t in self._targets(r, _read_target(r)))
             for redirect in redirects:
                 self.walk(redirect, nested=nested, inherited_writes=())
                 self.redirect_expansions.extend(_redirect_expansions(redirect))
@@ -306,19 +314,19 @@ class _Walker:
                 expansions.extend(_expansions(part))
             elif part.kind in ("word", "assignment"):
                 words.append((part.word, part.pos[0], _is_expansion(part)))
+                self._word_ends[part.pos[0]] = part.pos[1]
                 dynamic = dynamic or _hides_substitution(part)
                 expansions.extend(_expansions(part))
             elif part.kind == "redirect":
-                target = _write_target(part)
-                if target is not None:
-                    writes.append(target)
-                source = _read_target(part)
-                if source is not None:
-                    reads.append(source)
+                writes.extend(self._targets(part, _write_target(part)))
+                reads.extend(self._targets(part, _read_target(part)))
                 expansions.extend(_redirect_expansions(part))
                 heredoc = getattr(part, "heredoc", None)
                 if heredoc is not None and _HIDDEN_SUBSTITUTION.search(heredoc.value or ""):
                     dynamic = True
+        words, braced, brace_problem = self._expand_braces(words)
+        if brace_problem:
+            dynamic = True
         plain_words = [w for w, _, _ in words]
         core, env_assigned = strip_wrappers(plain_words)
         if core < len(words):
@@ -326,6 +334,8 @@ class _Walker:
             globbed = word != "[" and bool(re.search(r"[*?\[]", word))  # `[` is the test command
             dynamic = dynamic or expansion or not word or globbed
             core_text = self.source[start : node.pos[1]].strip()
+            if braced:  # rules see the words bash runs, not the braces
+                core_text = " ".join(plain_words[core:])
         else:
             core_text = ""
         return SimpleCommand(
@@ -340,7 +350,43 @@ class _Walker:
             substitution=substitution,
             expansions=tuple(dict.fromkeys(expansions)),
             reads=tuple(reads),
+            braced=braced,
+            unexpandable=brace_problem,
         )
+
+    def _targets(self, redirect: Any, target: str | None) -> list[str]:
+        """A redirection's file as written and as brace expansion makes it (``> .git/confi{g..g}``
+        is ``> .git/config``; more than one word is an error in bash, but all count here)."""
+        if target is None:
+            return []
+        output = redirect.output
+        try:
+            expanded = expand_braces(self.source[output.pos[0] : output.pos[1]])
+        except (BraceOverflow, BraceUnreadable):
+            return [target, "$unexpandable"]  # `$`: a target known only when it runs
+        return [target, *(w for w in expanded or () if w != target)]
+
+    def _expand_braces(
+        self, words: list[tuple[str, int, bool]]
+    ) -> tuple[list[tuple[str, int, bool]], bool, str | None]:
+        """Each word replaced by the words its brace expansion makes (`shell_braces`), whether
+        any word changed, and why expansion failed (too many words, unreadable quoting)."""
+        out: list[tuple[str, int, bool]] = []
+        braced = False
+        for word, start, expansion in words:
+            end = self._word_ends.get(start)
+            try:
+                expanded = expand_braces(self.source[start:end]) if end is not None else None
+            except (BraceOverflow, BraceUnreadable) as exc:
+                return words, False, str(exc)
+            if expanded is None or expanded == (word,):
+                out.append((word, start, expansion))
+                continue
+            braced = True
+            out.extend((w, start, expansion) for w in expanded)
+            if len(out) > MAX_BRACE_WORDS:
+                return words, False, f"brace expansion yields more than {MAX_BRACE_WORDS} words"
+        return out, braced, None
 
 
 def _children(node: Any) -> list[Any]:

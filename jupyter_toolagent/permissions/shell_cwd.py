@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Sequence
 if TYPE_CHECKING:
     from .shell import ParsedCommand, SimpleCommand
 
-__all__ = ["part_directories"]
+__all__ = ["part_directories", "resolve_word"]
 
 _CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd", "chdir"})
 _GLOB = re.compile(r"[*?\[]")
@@ -80,3 +80,13 @@ def _follow(current: str | None, target: str) -> str | None:
             return None
         path = matches[0]
     return os.path.realpath(path)
+
+
+def resolve_word(real_directory: str, word: str) -> str:
+    """``os.path.realpath(os.path.join(real_directory, word))`` for an already resolved
+    directory, with one ``lstat`` instead of a walk of every component when ``word`` is a plain
+    name (the common case: a brace expansion can make a thousand of them)."""
+    if "/" in word or word in ("", ".", "..") or word.startswith("~"):
+        return os.path.realpath(os.path.join(real_directory, os.path.expanduser(word)))
+    candidate = os.path.join(real_directory, word)
+    return os.path.realpath(candidate) if os.path.islink(candidate) else candidate

@@ -20,12 +20,13 @@ environment — cannot be checked; `git_opaque_reason` names those.
 
 from __future__ import annotations
 
+import os
 import shlex
 from typing import Sequence
 
-from .shell_options import OptionSpec, option_values
+from .shell_options import OptionSpec, may_abbreviate, option_values
 
-__all__ = ["git_opaque_reason", "git_runs", "git_subcommand_index"]
+__all__ = ["git_opaque_reason", "git_runs", "git_subcommand_index", "repository_of", "runs_in_own_repository"]
 
 _GLOBAL_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env",
                                 "--super-prefix", "--list-cmds"})
@@ -108,8 +109,11 @@ def git_runs(words: Sequence[str]) -> tuple[list[str], list[tuple[str, ...]]]:
     if spec is not None:
         scripts.extend(option_values(rest, spec, start=0))
     if name == "grep":
-        scripts.extend(w[2:] if w.startswith("-O") else w.split("=", 1)[1] for w in rest
-                       if (w.startswith("-O") and len(w) > 2) or (w.startswith("--open") and "=" in w))
+        for i, w in enumerate(rest):
+            if w.startswith("-O") and len(w) > 2:
+                scripts.append(w[2:])
+            elif w.startswith("--") and may_abbreviate(w.split("=", 1)[0], "--open-files-in-pager"):
+                scripts.append(w.split("=", 1)[1] if "=" in w else (rest[i + 1] if i + 1 < len(rest) else ""))
     elif name == "bisect" and "run" in rest:
         commands.append(rest[rest.index("run") + 1 :])
     elif name == "submodule" and "foreach" in rest:
@@ -144,3 +148,47 @@ def git_opaque_reason(words: Sequence[str]) -> str | None:
         if (parts[0], parts[-1]) in _FILE_KEYS:
             return f"`-c {key}=…` makes git run or read files the command does not show"
     return None
+
+
+# --- whose configuration a git command reads -------------------------------------------------------
+
+def repository_of(directory: str) -> str | None:
+    """The repository git finds from ``directory`` (the nearest ``.git`` entry above it, or a
+    bare repository it is inside), resolved; None outside any repository."""
+    current = os.path.realpath(directory)
+    while True:
+        dot_git = os.path.join(current, ".git")
+        if os.path.lexists(dot_git):
+            return os.path.realpath(dot_git)
+        if all(os.path.exists(os.path.join(current, name)) for name in ("HEAD", "objects", "refs")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def runs_in_own_repository(words: Sequence[str], directory: str | None, own_directory: str | None) -> bool:
+    """Whether ``git …`` run in ``directory`` uses the repository of ``own_directory`` (the
+    working directory of the session: the user's own repository), following ``-C``.
+
+    Git runs programs named in the repository's own configuration (``core.fsmonitor``,
+    ``core.pager``, diff drivers …) even for ``git status``, so a repository someone else wrote
+    (a downloaded or cloned directory next to the project, a path given with ``-C``,
+    ``--git-dir``) is not read-only to enter. The working directory's repository is the user's
+    choice — the session works there — and writes to its ``.git/`` always ask (`safety`).
+    Without a directory, a command that names another directory cannot be judged: False."""
+    target = directory
+    for i in range(1, git_subcommand_index(words)):
+        word = words[i]
+        if word in ("--git-dir", "--work-tree") or word.startswith(("--git-dir=", "--work-tree=")):
+            return False
+        if word == "-C" and i + 1 < len(words):
+            if target is None and not os.path.isabs(os.path.expanduser(words[i + 1])):
+                return False
+            target = os.path.join(target or "/", os.path.expanduser(words[i + 1]))
+    if target == directory and directory == own_directory:
+        return True
+    if target is None or own_directory is None:
+        return target is None and directory is None and own_directory is None
+    return repository_of(target) == repository_of(own_directory)

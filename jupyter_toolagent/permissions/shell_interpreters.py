@@ -53,7 +53,7 @@ class _Interpreter:
 _PYTHON = _Interpreter(OptionSpec(wanted="c", valued="WX", stops="m"))
 _AWK = _Interpreter(
     OptionSpec(wanted="e", wanted_long=("--source",), valued="Fvil", stops="f",
-               valued_long=("--field-separator", "--assign", "--include", "--load", "--file")),
+               valued_long=("--field-separator", "--assign", "--include", "--load", "--file"), abbreviations=True),
     program_operand=True, reads_input=False,
 )
 _INTERPRETERS: dict[str, _Interpreter] = {

@@ -10,7 +10,7 @@ particular program — the callers pass the option letters and names.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
 
 @dataclass(frozen=True)
@@ -28,8 +28,12 @@ class OptionSpec:
     valued_long: tuple[str, ...] = ()
     attached: str = ""
     stops: str = ""
+    known_long: tuple[str, ...] = ()
+    """The program's other long options (flags): with ``abbreviations``, a word equal to one of
+    them is that option, not an abbreviation (``--start`` is not ``--startas``)."""
     abbreviations: bool = False
-    """Long options may be shortened to a unique prefix (git's parse-options)."""
+    """Long options may be shortened to a unique prefix (GNU getopt_long, git's parse-options):
+    a prefix of a wanted or valued option counts as that option (`may_abbreviate`)."""
 
 
 @dataclass(frozen=True)
@@ -40,10 +44,41 @@ class OptionScan:
     """Index of the first word that is not an option or an option's value (None: none)."""
 
 
-def _long_matches(name: str, names: Sequence[str], abbreviations: bool) -> bool:
+def may_abbreviate(name: str, option: str, known: Iterable[str] = ()) -> bool:
+    """Whether the long option word ``name`` (``--out``, no ``=value``) may mean ``option``
+    (``--output``) to a program whose long options may be shortened to a unique prefix (GNU
+    ``getopt_long``, git's parse-options, Python's optparse/argparse).
+
+    Over-inclusive on purpose: a prefix of ``option`` counts unless it is exactly another option
+    the program has (``--text`` is git's own option, not ``--textconv``). A prefix shared by two
+    options is an error to the program (it runs nothing), so counting it costs a question at most.
+    """
+    if name == option:
+        return True
+    return len(name) > 2 and name.startswith("--") and option.startswith(name) and name not in known
+
+
+def long_option_meanings(name: str, known: Iterable[str]) -> frozenset[str]:
+    """The options of ``known`` that the long option word ``name`` may mean: itself when it is
+    one of them, else every option it is a prefix of (empty: an option the program lacks)."""
+    options = frozenset(known)
+    if name in options:
+        return frozenset({name})
+    if len(name) <= 2 or not name.startswith("--"):
+        return frozenset()
+    return frozenset(o for o in options if o.startswith(name))
+
+
+def long_option_name(word: str) -> str:
+    """``--output=F`` → ``--output``."""
+    return word.split("=", 1)[0]
+
+
+def _long_matches(name: str, names: Sequence[str], spec: OptionSpec) -> bool:
     if name in names:
         return True
-    return abbreviations and len(name) > 3 and any(n.startswith(name) for n in names)
+    known = (*spec.known_long, *spec.wanted_long, *spec.valued_long)
+    return spec.abbreviations and any(may_abbreviate(name, n, known) for n in names)
 
 
 def scan_options(words: Sequence[str], spec: OptionSpec, start: int = 1) -> OptionScan:
@@ -56,8 +91,8 @@ def scan_options(words: Sequence[str], spec: OptionSpec, start: int = 1) -> Opti
             return OptionScan(tuple(values), i + 1 if i + 1 < len(words) else None)
         if word.startswith("--"):
             name, eq, value = word.partition("=")
-            takes = _long_matches(name, spec.wanted_long, spec.abbreviations)
-            if takes or _long_matches(name, spec.valued_long, spec.abbreviations):
+            takes = _long_matches(name, spec.wanted_long, spec)
+            if takes or _long_matches(name, spec.valued_long, spec):
                 if not eq and i + 1 < len(words):
                     value, i = words[i + 1], i + 1
                 if takes:

@@ -137,6 +137,8 @@ def allow_matches_part(content: str, part: SimpleCommand, cwd: str | None = None
         matched = pattern.words is not None and words[: len(pattern.words)] == pattern.words
     elif pattern.kind == "wildcard":
         matched = glob_match(pattern.text, _normalize(part.core_text))
+    elif part.braced:  # the words bash runs, never the text with its braces
+        matched = pattern.words is not None and words == pattern.words
     else:
         matched = (pattern.words is not None and words == pattern.words) or pattern.text == _normalize(part.core_text)
     # No allow rule reaches another process's environment through /proc (it holds the API key);
@@ -236,6 +238,8 @@ def opaque_reason(parsed: ParsedCommand | None) -> str | None:
         return None
     for part in parsed.commands:
         words = part.core_words
+        if part.unexpandable is not None:
+            return f"`{_shown((part.text,))}` cannot be checked: {part.unexpandable}"
         if part.dynamic and words:
             return f"the command name in `{part.text}` is only known when it runs"
         if not words:

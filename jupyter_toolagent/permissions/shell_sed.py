@@ -21,9 +21,9 @@ from .shell_options import OptionSpec, option_values, scan_options
 __all__ = ["sed_runs_commands", "sed_script_files"]
 
 _SPEC = OptionSpec(wanted="e", wanted_long=("--expression",), valued="fl",
-                   valued_long=("--file", "--line-length"), attached="i")
+                   valued_long=("--file", "--line-length"), attached="i", abbreviations=True)
 _FILE_SPEC = OptionSpec(wanted="f", wanted_long=("--file",), valued="el",
-                        valued_long=("--expression", "--line-length"), attached="i")
+                        valued_long=("--expression", "--line-length"), attached="i", abbreviations=True)
 _NO_ARGUMENT = frozenset("=dDgGhHnNpPxzFlLqQ{}")
 """Commands without a text argument (``l``, ``q``, ``Q`` take an optional number)."""
 _REST_OF_LINE = frozenset("aicrRwW")

@@ -27,6 +27,7 @@ from .shell import ParsedCommand, try_parse
 from .shell_git import git_runs, git_subcommand_index
 from .shell_interpreters import SHELLS, inline_program, reads_program_from_input, shell_scripts
 from .shell_options import OptionSpec, option_values, scan_options
+from .shell_runners import RUNNER_GRAMMARS, runner_commands
 
 __all__ = ["MAX_CANDIDATES", "RUNNERS", "Unwrapped", "unwrap"]
 
@@ -39,21 +40,22 @@ RUNNERS = frozenset(
      "eatmydata", "fakeroot", "catchsegv", "tsp", "nq", "daemonize", "ssh-agent", "screen", "tmux", "dtach",
      "entr", "sg", "cpulimit", "trickle", "systemd-inhibit", "flatpak-spawn", "distrobox-enter",
      "toolbox", "sbatch", "srun", "mpirun", "with-lock", "lockf", "timelimit", "retry", "doit"}
-)
-"""Commands that run the command named in their later words (looked through by deny rules)."""
+) | frozenset(RUNNER_GRAMMARS)
+"""Commands that run the command named in their later words (looked through by deny rules);
+those with a grammar of their own (`shell_runners`) are also read by it."""
 
 _SCRIPT_OPTIONS: dict[str, OptionSpec] = {
-    "env": OptionSpec(wanted="S", wanted_long=("--split-string",), valued="uC", valued_long=("--unset", "--chdir")),
-    "flock": OptionSpec(wanted="c", wanted_long=("--command",), valued="wE", valued_long=("--timeout", "--conflict-exit-code")),
+    "env": OptionSpec(wanted="S", wanted_long=("--split-string",), valued="uC", valued_long=("--unset", "--chdir"), abbreviations=True),
+    "flock": OptionSpec(wanted="c", wanted_long=("--command",), valued="wE", valued_long=("--timeout", "--conflict-exit-code"), abbreviations=True),
     "script": OptionSpec(wanted="c", wanted_long=("--command",), valued="EIOBTm",
-                         valued_long=("--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format")),
+                         valued_long=("--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format"), abbreviations=True),
     "tar": OptionSpec(wanted="IF", wanted_long=("--to-command", "--use-compress-program", "--rsh-command",
                                                  "--info-script", "--new-volume-script", "--checkpoint-action"),
-                      valued="fbCgHKLNTVX"),
+                      valued="fbCgHKLNTVX", abbreviations=True),
     "rsync": OptionSpec(wanted="e", wanted_long=("--rsh",), valued="fBTM"),
-    "man": OptionSpec(wanted="PH", wanted_long=("--pager", "--html")),
-    "sort": OptionSpec(wanted_long=("--compress-program",), valued="okStT"),
-    "nc": OptionSpec(wanted="ec", wanted_long=("--exec", "--sh-exec", "--lua-exec")),
+    "man": OptionSpec(wanted="PH", wanted_long=("--pager", "--html"), abbreviations=True),
+    "sort": OptionSpec(wanted_long=("--compress-program",), valued="okStT", abbreviations=True),
+    "nc": OptionSpec(wanted="ec", wanted_long=("--exec", "--sh-exec", "--lua-exec"), abbreviations=True),
     "sbatch": OptionSpec(wanted_long=("--wrap",)),
     "zip": OptionSpec(wanted_long=("--unzip-command",), valued="bnt", valued_long=("--temp-path", "--suffixes")),
     "ssh": OptionSpec(wanted="o", valued="bcDEeFIiJLlmOpQRSWw"),
@@ -147,6 +149,12 @@ def _run_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, .
         yield (name, *words[1:])
     if reads_program_from_input(words) or inline_program(words) is not None:
         yield _TEXT
+    if name in RUNNER_GRAMMARS:  # `uv run CMD`, `nix-shell --run CMD`, `start-stop-daemon --exec PROG`
+        commands, scripts = runner_commands(name, words)
+        for command in commands:
+            yield from _run_candidates(command, depth + 1)
+        for script in scripts:
+            yield from _script(script, depth)
     if name in RUNNERS:
         yield from _runner_candidates(name, words, depth)
     if name in SHELLS or name in ("eval", "trap"):
@@ -172,6 +180,8 @@ def _run_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, .
                 yield from _script(word.split(":", 1)[1].split(",", 1)[0], depth)
     if name in ("find", "fd"):
         yield from _exec_candidates(words, depth)
+    if name in _SUBSCRIPT_EVALUATORS:
+        yield from _subscript_candidates(words, depth)
     if name == "git":
         yield from _git_candidates(words, depth)
 
@@ -222,6 +232,20 @@ def _env_split_string(words: tuple[str, ...], depth: int) -> Iterator[tuple[str,
             yield _UNKNOWN
             continue
         yield from _run_candidates((*split, *words[after:]), depth + 1)
+
+
+_SUBSCRIPT_EVALUATORS = frozenset({"test", "[", "let", "unset", "declare", "typeset", "local", "readonly", "export",
+                                   "printf", "read", "mapfile", "readarray", "wait"})
+"""Builtins that evaluate an array subscript in their arguments (``test -v 'a[$(cmd)]'``,
+``let 'x[$(cmd)]=1'``): bash expands what is in the brackets, substitutions included, even
+where the word was quoted."""
+
+
+def _subscript_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, ...]]:
+    for word in words[1:]:
+        start = word.find("[")
+        if start >= 0 and ("$" in word[start:] or "`" in word[start:]):
+            yield from _script(": " + word[start + 1 :].rsplit("]", 1)[0], depth)
 
 
 def _exec_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, ...]]:

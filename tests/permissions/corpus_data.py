@@ -274,8 +274,12 @@ SAFETY = [Case(c, "ask", mode="bypassPermissions", by="safety") for c in [
     Case("echo x > .git/config", "deny", mode="dontAsk"),
     Case("echo x > .git/config", "deny", deny=("Bash(echo:*)",), mode="bypassPermissions"),
     Case("echo x > out.txt", "allow", mode="bypassPermissions", by="mode"),
-    Case("cat .git/config", "allow", by="read_only"),
+    # read-only parts get the safety check too (a misclassified write must not skip it): naming a
+    # file inside a protected directory asks; naming the directory itself (listing it) does not
+    Case("cat .git/config", "ask", by="safety"),
     Case("ls .ssh", "allow", by="read_only"),
+    Case("du -sh .git", "allow", by="read_only"),
+    Case("grep -r TODO --exclude-dir=.git .", "allow", by="read_only"),
 ]
 
 # --- modes ----------------------------------------------------------------------------------------------

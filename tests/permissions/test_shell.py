@@ -191,7 +191,7 @@ def test_parse_is_cached_and_fast() -> None:
 @pytest.mark.parametrize("words", [
     ("git", "status"), ("git", "log", "-p"), ("git", "branch", "--list", "feat*"), ("git", "tag"),
     ("git", "tag", "-l"), ("git", "remote", "-v"), ("git", "stash", "list"), ("git", "reflog"),
-    ("git", "-C", "sub", "diff"), ("git", "--git-dir=x", "log"), ("git", "worktree", "list"),
+    ("git", "worktree", "list"),
     ("git", "branch", "--merged", "main"), ("find", ".", "-type", "f"), ("sort", "-n", "-k", "2"),
     ("rg", "-n", "x"), ("fd", "-e", "py"), ("uniq", "-c"), ("date", "-u", "+%s"), ("date", "-d", "yesterday"),
     ("pip", "list"), ("pip", "freeze"), ("cd", "data"), ("hostname", "-f"), ("xxd", "f"),
@@ -201,7 +201,7 @@ def test_read_only_words(words: tuple[str, ...]) -> None:
 
 
 @pytest.mark.parametrize("words", [
-    ("git",), ("git", "-c", "x=y", "log"), ("git", "--exec-path=/x", "log"), ("git", "log", "--output", "f"),
+    ("git",), ("git", "-c", "x=y", "log"), ("git", "-C", "sub", "diff"), ("git", "--git-dir=x", "log"), ("git", "--exec-path=/x", "log"), ("git", "log", "--output", "f"),
     ("git", "diff", "--textconv"), ("git", "tag", "v1"), ("git", "remote", "add", "o", "u"),
     ("git", "stash"), ("git", "stash", "pop"), ("git", "reflog", "expire"), ("git", "branch", "-m", "a"),
     ("git", "config", "--get", "x"), ("git", "grep", "--open-files-in-pager", "x"), ("find", "-exec", "ls"),
