@@ -33,11 +33,11 @@ MODULES = {
     "B7": "b7_pairing",
     "B8": "b8_prompt_cache",
     "B9": "b9_approval_wait",
-    "B11": "b11_shell_classification",
     "B13": "b13_context_compaction",
     "B14": "b14_kernel_changes",
     "B15": "b15_sandbox",
     "B16": "b16_secret_scrub",
+    "B17": "b17_shell_classification",
 }
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 

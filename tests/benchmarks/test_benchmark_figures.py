@@ -172,8 +172,8 @@ def test_b9_approval_wait_measures_the_waiting_kernel() -> None:
     assert figure.targets[0].value is not None, "the wait was not measured"
 
 
-def test_b11_shell_classification_compares_braces_with_everyday_commands() -> None:
-    figure = smoke("B11")
+def test_b17_shell_classification_compares_braces_with_everyday_commands() -> None:
+    figure = smoke("B17")
     everyday = measured(figure, "everyday commands")
     for label in ("commands with brace words", "expanding to ~1,000 words", "beyond the cap ({1..1000000} …)"):
         assert measured(figure, label).ratio_to == everyday.label

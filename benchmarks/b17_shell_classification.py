@@ -1,4 +1,4 @@
-"""B11 — what the shell classifier costs per Bash call, and that brace expansion is bounded.
+"""B17 — what the shell classifier costs per Bash call, and that brace expansion is bounded.
 
 Every Bash call is parsed, brace-expanded, classified, matched against the deny rules (looking
 through runners) and safety-checked before it runs. This measures one full permission decision
@@ -24,7 +24,7 @@ from jupyter_toolagent.tools import Bash
 
 from .harness import Figure, Row, Size, Target, pick
 
-KEY = "B11"
+KEY = "B17"
 TITLE = "Shell classification per Bash call (brace expansion bounded)"
 EVERYDAY = [
     "ls -la", "git status", "git log --oneline -5", "cat notes.txt | grep -n 'x y' | head", "cd data && wc -l *.csv",
