@@ -69,11 +69,18 @@ def find_protected(roots: Iterable[Path]) -> tuple[list[Path], bool]:
     every approved write there."""
     roots = list(roots)
 
+    unprotected_roots = {str(r) for r in roots if protected_reason(str(r)) is None}
+
     def protected_below_root(path: str) -> bool:
         root = next((r for r in roots if path.startswith(str(r).rstrip("/") + "/")), None)
         if root is None:
             return False
-        return protected_reason(os.path.relpath(path, root)) is not None
+        if protected_reason(os.path.relpath(path, root)) is not None:
+            return True
+        # Anchored patterns (/etc/profile.d, early PATH directories such as ~/.local/bin) match
+        # only absolute paths; below a root that is not itself protected, an absolute match
+        # can only come from what lies below the root.
+        return str(root) in unprotected_roots and protected_reason(path) is not None
 
     return walk_matches(roots, protected_below_root)
 

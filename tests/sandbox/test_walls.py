@@ -248,3 +248,17 @@ def test_a_protected_symlink_protects_its_target_and_a_dangling_one_breaks_nothi
     outcome = run(policy, "echo evil >> .bashrc; echo evil >> dotfiles/bashrc; echo ok > fine.txt", project)
     assert outcome.ok and "Read-only file system" in outcome.stderr
     assert (project / "dotfiles" / "bashrc").read_text() == "orig\n" and (project / "fine.txt").read_text() == "ok\n"
+
+
+def test_an_early_path_directory_inside_the_working_directory_stays_read_only(project: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anchored protected patterns (a directory early on PATH) hold below the working directory
+    too: an executable placed there would shadow `git` for every later command."""
+    bin_dir = project / "bin"
+    bin_dir.mkdir()
+    shadow = bin_dir / "git"
+    shadow.write_text("orig")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    outcome = run(approved_policy(project, "echo other > elsewhere.txt"), f"echo changed > {shadow}", project)
+    assert not outcome.ok and shadow.read_text() == "orig"
+    assert run(approved_policy(project), "echo fine > elsewhere.txt", project).ok
