@@ -44,6 +44,7 @@ from .scheduling import run_tools
 from .streaming_executor import StreamingToolExecutor
 from .system_prompt import build_system_prompt
 from .tool import ToolUseContext
+from .truncated_input import truncated_input_text
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -120,8 +121,7 @@ class _Turn:
         complete = [d.block for d in self.done_blocks if not d.truncated]
         ran = iter((await run_tools(complete, self.ctx)).outcomes if complete else [])
         return [
-            self._decided(d, f"Error: the input of this {d.block.get('name', '')} call was truncated ({d.truncated}), "
-                             "so it was not executed. Send the call again with the complete input.", "invalid")
+            self._decided(d, truncated_input_text(d.block.get("name", ""), d.truncated), "invalid")
             if d.truncated else next(ran)
             for d in self.done_blocks
         ]
