@@ -328,7 +328,7 @@ async def drive_run(
                 emit(NoticeEvent(level="warning", text=f"The response hit max_tokens ({config.max_tokens}) and was cut."))
                 reason = "max_tokens"
                 return
-            if stop is None or not acc.stopped:
+            if stop is None:  # a stop reason with no message_stop after it is a complete message
                 emit(NoticeEvent(level="warning", text="The response ended without a stop reason; it may be truncated."))
                 reason = "truncated"
                 return
