@@ -186,3 +186,41 @@ def replay_turns(recordings: dict[str, RecordedStream]) -> Any:
 
 def blocks_of(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]]
+
+
+def append_then_cut(path: str) -> RecordedStream:
+    """A response asking for two appends to ``path``, the connection closed inside the second
+    one's JSON: the first call is complete (it runs), the second is cut (it must not)."""
+    from jupyter_toolagent.models.stream_events import message_stream_events
+    from jupyter_toolagent.testing.recorded import encode_sse
+
+    message = {"id": "msg_01AppendThenCut000000000", "model": "claude-replay", "stop_reason": "tool_use",
+               "usage": {"input_tokens": 30, "output_tokens": 40},
+               "content": [{"type": "text", "text": "Appending two lines."},
+                           {"type": "tool_use", "id": "toolu_01AppendOne0000000000", "name": "append_line",
+                            "input": {"path": path, "text": "first line"}},
+                           {"type": "tool_use", "id": "toolu_01AppendTwo0000000000", "name": "append_line",
+                            "input": {"path": path, "text": "second line"}}]}
+    recorded = RecordedStream(encode_sse(message_stream_events(message, json_chunk=8)), name="append_then_cut")
+    events = recorded.events()
+    second = next(i for i, e in enumerate(events) if e.name == "content_block_start" and e.data["index"] == 2)
+    deltas = [e for e in events[second:] if e.name == "content_block_delta" and e.data["delta"].get("partial_json")]
+    inside = deltas[1]
+    return recorded.cut((inside.start + inside.end) // 2, "inside the second tool_use")
+
+
+APPEND_TOOL_SOURCE = '''
+from jupyter_toolagent import tool
+
+@tool
+def append_line(path: str, text: str) -> str:
+    """Append one line to a file.
+
+    Args:
+        path: The file.
+        text: The line.
+    """
+    with open(path, "a") as handle:
+        handle.write(text + "\\n")
+    return f"appended to {path}"
+'''
