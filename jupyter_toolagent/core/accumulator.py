@@ -253,8 +253,10 @@ class MessageAccumulator:
         """The assistant message to store: complete blocks in index order.
 
         Blocks without ``content_block_stop`` are dropped (the stream broke inside them: what
-        the model half-said is not something it can be held to) — except a client tool_use,
-        which is kept with empty input so that its error result has a call to answer.
+        the model half-said is not something it can be held to) — except a client tool_use
+        that `cut_tool_uses` reported: it is kept with empty input, and whoever called
+        `cut_tool_uses` owes it an error result (the query loop gives one). Until then a cut
+        block is dropped, so a transcript is never left with a call nobody answered.
         A ``server_tool_use`` without its result block is dropped too unless the turn was
         paused (``pause_turn``): sent back, it would make every later request a 400 (SPEC §6).
         """

@@ -178,20 +178,17 @@ class AnthropicModel:
         """Run the SDK stream and hand every raw event to ``queue``; cancelled on abort."""
         from anthropic import AsyncStream
 
-        stream: Any = None
         try:
             stream = await client.post(
                 "/v1/messages", body=body, cast_to=object, stream=True, stream_cls=AsyncStream[object],
             )
-            queue.put_nowait((_REQUEST, stream.response.headers.get("request-id")))
-            async for event in stream:
-                if isinstance(event, dict):
-                    queue.put_nowait((_EVENT, event))
+            async with stream:  # closes the response however the pump ends
+                queue.put_nowait((_REQUEST, stream.response.headers.get("request-id")))
+                async for event in stream:
+                    if isinstance(event, dict):
+                        queue.put_nowait((_EVENT, event))
             queue.put_nowait((_END, None))
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # handed to the consumer, which maps it
             queue.put_nowait((_ERROR, exc))
-        finally:
-            if stream is not None:
-                await asyncio.shield(stream.close())
