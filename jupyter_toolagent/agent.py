@@ -138,18 +138,29 @@ class Agent:
                 on_event(event)
         return self.session.runs[-1]
 
+    async def _run_on_own_loop(self, prompt: str, **kw: Any) -> RunRecord:
+        """`run` on a loop that ends with it: the model's client for this loop is closed before
+        the loop is, or its open connections would be closed by the garbage collector on a dead
+        loop ("Event loop is closed", unclosed-transport warnings)."""
+        try:
+            return await self.run(prompt, **kw)
+        finally:
+            aclose = getattr(self.model, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
     def run_sync(self, prompt: str, **kw: Any) -> RunRecord:
         """`run` for code that is not async. Inside a running event loop (a notebook cell) the
         run goes to a fresh loop in a worker thread, so it works there too."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run(prompt, **kw))
+            return asyncio.run(self._run_on_own_loop(prompt, **kw))
         box: dict[str, Any] = {}
 
         def target() -> None:
             try:
-                box["result"] = asyncio.run(self.run(prompt, **kw))
+                box["result"] = asyncio.run(self._run_on_own_loop(prompt, **kw))
             except BaseException as exc:  # re-raised in the caller's thread
                 box["error"] = exc
 

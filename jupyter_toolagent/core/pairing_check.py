@@ -6,9 +6,10 @@ transcript wants all of them at once, so `check_pairing` returns every violation
 order, each carrying the exact text the API would send back: the first element is what the
 API would say. The fake server (§7.3) answers with ``violations[0].message`` verbatim.
 
-Only client tools (``tool_use`` in assistant messages, ``tool_result`` in user messages) are
-paired here; server tools (``server_tool_use`` and their results) live inside one assistant
-message and are the API's own business.
+Client tools pair across messages (``tool_use`` in an assistant message, ``tool_result`` at
+the start of the next user message). Server tools (``server_tool_use`` and its
+``web_search_tool_result`` / ``code_execution_tool_result`` / … block) pair inside one
+assistant message; the rule and its exceptions are in `pairing_server_tools`.
 
 This module and its ``pairing_*`` siblings depend on the standard library only, so the fake
 server, scripts and tests can use them without pulling in the rest of the package.
@@ -19,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from .pairing_server_tools import server_tool_text, unpaired_server_tool_uses
 
 __all__ = ["PairingViolation", "ViolationKind", "check_pairing", "content_blocks"]
 
@@ -32,6 +35,7 @@ ViolationKind = Literal[
     "duplicate_tool_use_id",
     "duplicate_tool_result",
     "thinking_not_first",
+    "server_tool_without_result",
 ]
 
 
@@ -148,6 +152,10 @@ def _check_assistant(
             )
         seen_tool_use_ids.add(tool_use_id)
         tool_use_ids[tool_use_id] = None
+    if next_message is not None:  # a paused turn is sent back last, unfinished (pairing_server_tools)
+        for k in unpaired_server_tool_uses(blocks):
+            found.append(PairingViolation(n, None, "server_tool_without_result", (str(blocks[k].get("id")),),
+                                          server_tool_text(n, blocks[k])))
     if tool_use_ids:
         answered: set[Any] = set()
         if isinstance(next_message, Mapping) and next_message.get("role") == "user":
@@ -206,7 +214,9 @@ def check_pairing(messages: Sequence[Mapping[str, Any]]) -> list[PairingViolatio
     block placed before the results, or a tool_use in the last message, leaves the ids
     "missing"; a tool_result must name a tool_use of the previous (assistant) message;
     tool_use ids are unique across the transcript; one result per id per message; an
-    assistant message holding thinking blocks must start with one. Runs in linear time.
+    assistant message holding thinking blocks must start with one; a ``server_tool_use`` in
+    an assistant message that is not the last has its result block in that same message.
+    Runs in linear time.
     The input is never modified.
     """
     violations: list[PairingViolation] = []

@@ -22,7 +22,10 @@ Choices, safest first:
   previous assistant message) and second results for an id already answered.
 - Thinking blocks found after other blocks are moved, unchanged, to the front of their
   message; their content is never altered.
-- A user message whose blocks were all removed or moved gets a one-line text note, so
+- A ``server_tool_use`` without its result block (a stream cut right after it) is removed from
+  its assistant message: the API ran nothing the model could be told about, and kept it would
+  make every later request a 400 (see `pairing_server_tools`).
+- A message whose blocks were all removed or moved gets a one-line text note, so
   message indices stay stable and no empty message is sent.
 
 A transcript that already passes `check_pairing` comes back equal and ``changed`` is False.
@@ -37,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .pairing_check import THINKING_TYPES, TOOL_RESULT, TOOL_USE, content_blocks
+from .pairing_server_tools import unpaired_server_tool_uses
 
 __all__ = ["MISSING_RESULT_TEXT", "RepairAction", "RepairKind", "RepairReport", "repair_pairing"]
 
@@ -49,6 +53,7 @@ RepairKind = Literal[
     "moved_thinking_to_front",
     "added_user_message",
     "replaced_emptied_message",
+    "removed_unpaired_server_tool_use",
 ]
 
 MISSING_RESULT_TEXT = (
@@ -56,6 +61,7 @@ MISSING_RESULT_TEXT = (
     "added by repair_pairing: whether the tool ran, and what it returned, is unknown."
 )
 EMPTIED_MESSAGE_TEXT = "(repair_pairing removed or moved the tool_result blocks that were here.)"
+EMPTIED_ASSISTANT_TEXT = "(repair_pairing removed a server tool call whose result never arrived.)"
 
 
 @dataclass(frozen=True)
@@ -174,6 +180,16 @@ class _Repairer:
             self.act("moved_thinking_to_front", at, None,
                      "moved the thinking blocks, unchanged, to the start of the assistant message, "
                      "where the API requires them.", i)
+        if i + 1 < len(self.source):
+            unpaired = set(unpaired_server_tool_uses(blocks))
+            for k in sorted(unpaired):
+                self.act("removed_unpaired_server_tool_use", at, blocks[k].get("id"),
+                         f"removed the {blocks[k].get('name') or 'server'} server tool use {blocks[k].get('id')}: "
+                         "its result block never arrived (the API rejects a server tool use without it).", i)
+            if unpaired:
+                blocks = [b for k, b in enumerate(blocks) if k not in unpaired]
+                blocks = blocks or [{"type": "text", "text": EMPTIED_ASSISTANT_TEXT}]
+                changed = True
         for k, block in enumerate(blocks):
             if block.get("type") != TOOL_USE:
                 continue

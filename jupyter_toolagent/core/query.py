@@ -9,8 +9,11 @@ into an async generator. The loop's promises:
   invalid input, denial, abort, API failure, cancellation of the consuming task);
 * a request is never sent with a transcript that fails `check_pairing` (it is repaired first,
   and the repair is shown);
-* a broken stream keeps its complete blocks and drops incomplete ones; complete tool_use blocks
-  that never started get "not run" — the model learns exactly which effects happened.
+* a broken stream keeps its complete blocks and drops incomplete ones, except a tool_use cut
+  inside its input, which is kept with empty input and an error result; complete tool_use
+  blocks that never started get "not run" — the model learns exactly which effects happened —
+  and then the run continues by itself, a bounded number of times (`continuation`);
+* a refused exchange is shown with the API's explanation and never sent again (`refusal`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from ..models.request import build_request_body
 from .abort import AbortSignal
 from .context_guard import ContextGuard
 from .accumulator import BlockDone, MessageAccumulator, TextDelta, ThinkingDelta
+from .continuation import StreamContinuations, continuation_note, wait_unless_aborted
 from .events import (
     AgentEvent,
     NoticeEvent,
@@ -39,12 +43,14 @@ from .events import (
     ToolStatus,
 )
 from .pairing import check_pairing, normalize_messages_for_api, repair_pairing
+from .refusal import refusal_notice, withhold_refused_exchange
 from .results import enforce_message_budget, error_result
 from .run_tool_use import ToolCallOutcome
 from .scheduling import run_tools
 from .streaming_executor import StreamingToolExecutor
 from .system_prompt import build_system_prompt
 from .tool import ToolUseContext
+from .truncated_input import truncated_input_text
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -108,6 +114,15 @@ class _Turn:
                         else:
                             self.executor.add(item.block)
 
+    def add_cut_blocks(self) -> None:
+        """tool_use blocks whose ``content_block_stop`` never came: kept, with an error result
+        saying their input was cut off (never run), whether or not the stream then ended normally."""
+        for done in self.acc.cut_tool_uses():
+            assert done.truncated is not None
+            self.done_blocks.append(done)
+            if self.executor is not None:
+                self.executor.add_truncated(done.block, done.truncated)
+
     async def run_tools(self) -> list[ToolCallOutcome]:
         if self.executor is not None:
             if self.failure is not None:
@@ -116,13 +131,14 @@ class _Turn:
                     "started. It did not run.")
             return await self.executor.finish()
         if self.failure is not None:
-            return [self._decided(d, "Not run: the run ended before this call started.", "cancelled")
+            return [self._decided(d, truncated_input_text(d.block.get("name", ""), d.truncated), "invalid")
+                    if d.truncated else self._decided(d, "Not run: the response stream failed before this call "
+                                                         "started. It did not run.", "cancelled")
                     for d in self.done_blocks]
         complete = [d.block for d in self.done_blocks if not d.truncated]
         ran = iter((await run_tools(complete, self.ctx)).outcomes if complete else [])
         return [
-            self._decided(d, f"Error: the input of this {d.block.get('name', '')} call was truncated ({d.truncated}), "
-                             "so it was not executed. Send the call again with the complete input.", "invalid")
+            self._decided(d, truncated_input_text(d.block.get("name", ""), d.truncated), "invalid")
             if d.truncated else next(ran)
             for d in self.done_blocks
         ]
@@ -233,6 +249,8 @@ async def drive_run(
     error: str | None = None
     model = config.model
     system = build_system_prompt(config.system)
+    run_start = len(session.messages)
+    continuations = StreamContinuations.from_extra(config.extra)
     if prompt:
         content = [{"type": "text", "text": prompt}]
         if config.prompt_note:
@@ -267,9 +285,13 @@ async def drive_run(
                 turn.failure = exc
             except Exception as exc:  # a broken stream (connection cut, protocol error)
                 turn.failure = ModelAPIError(f"the response stream broke ({type(exc).__name__}: {exc})")
+            turn.add_cut_blocks()
             outcomes = await turn.run_tools()
             aborted = abort.aborted
+            retry_in = None if aborted else continuations.take(turn.failure, turn.acc.message is not None)
             note = INTERRUPTION_NOTE.format(reason=abort.reason) if aborted else None
+            if retry_in is not None and turn.failure is not None and turn.assistant_message()["content"]:
+                note = continuation_note(turn.failure)
             message = _commit(session, turn, outcomes, note)
             acc, failure = turn.acc, turn.failure
             turn = None
@@ -286,9 +308,17 @@ async def drive_run(
                 reason = "aborted"
                 return
             if failure is not None:
+                if retry_in is not None:
+                    emit(NoticeEvent(level="warning", text=continuations.notice(failure, retry_in)))
+                    if await wait_unless_aborted(retry_in, abort):
+                        continue
+                    reason = "aborted"
+                    return
                 if not message["content"] and await guard.recover(failure, ctx, tools):
                     continue  # "prompt is too long": compacted, retried once
                 reason, error = "api_error", guard.failure_text(failure)
+                if continuations.is_broken_stream(failure, acc.message is not None):
+                    emit(NoticeEvent(level="warning", text=continuations.exhausted_notice()))
                 emit(NoticeEvent(level="error", text=error))
                 return
             if any(o.stop_run for o in outcomes):
@@ -298,7 +328,8 @@ async def drive_run(
                 return
             stop = acc.stop_reason
             if stop == "refusal":
-                emit(NoticeEvent(level="warning", text="The model refused to continue (stop_reason: refusal)."))
+                withhold_refused_exchange(session.messages, run_start)
+                emit(NoticeEvent(level="warning", text=refusal_notice(acc.stop_details)))
                 reason = "refusal"
                 return
             if outcomes:
@@ -309,7 +340,7 @@ async def drive_run(
                 emit(NoticeEvent(level="warning", text=f"The response hit max_tokens ({config.max_tokens}) and was cut."))
                 reason = "max_tokens"
                 return
-            if stop is None or not acc.stopped:
+            if stop is None:  # a stop reason with no message_stop after it is a complete message
                 emit(NoticeEvent(level="warning", text="The response ended without a stop reason; it may be truncated."))
                 reason = "truncated"
                 return

@@ -17,6 +17,7 @@ from typing import Any
 from .events import ToolQueuedEvent
 from .run_tool_use import ToolCallOutcome
 from .tool import ToolUseContext
+from .truncated_input import truncated_input_text
 from .tool_call import ToolCall, TurnState, is_concurrency_safe_call, max_tool_use_concurrency
 
 
@@ -55,11 +56,7 @@ class StreamingToolExecutor:
         call = ToolCall(block, self._turn)
         self._calls.append(call)
         self._ctx.emit(ToolQueuedEvent(tool_use_id=call.id, name=call.name, input={}))
-        call.finish_with(
-            f"Error: the input of this {call.name} call was truncated ({why}), so it was not executed. "
-            "Send the call again with the complete input (keep it shorter if it was cut by max_tokens).",
-            "invalid", self._ctx,
-        )
+        call.finish_with(truncated_input_text(call.name, why), "invalid", self._ctx)
         self._advance()
 
     def discard_unstarted(self, text: str) -> None:

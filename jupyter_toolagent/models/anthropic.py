@@ -1,22 +1,31 @@
 """The Messages API through the official SDK's async streaming (SPEC §7.1).
 
-`AnthropicModel.stream` sends one request body with ``AsyncAnthropic.messages.stream`` and
-yields the API's *raw* events as dicts, the same shapes `ScriptedModel` yields, so one
-accumulator in the core folds both. The SDK's own derived events (``text``, ``input_json``,
-``thinking``, ``signature``, ``citation``) are dropped, and its ``content_block_stop`` /
-``message_stop`` — which it enriches with a snapshot — are reduced to the raw form: the
-core decides from the raw ``partial_json`` whether a tool input is complete, because the SDK's
+`AnthropicModel.stream` sends one request body with the SDK's async client and yields the
+API's *raw* events as the plain dicts that came over the wire — the same shapes
+`ScriptedModel` yields — so one accumulator in the core folds both. The product folds the
+events itself (``core.accumulator``): the SDK's ``messages.stream`` accumulator raises on
+streams the API really sends (omitted usage fields, tool JSON that does not parse) and its
 partial-JSON snapshot silently drops an unfinished string (Appendix B).
 
+The request goes out as ``messages.create(stream=True)`` does — the client's ``post`` to
+``/v1/messages`` with the SDK's own ``AsyncStream`` — but with ``cast_to=object``, so each
+event is the JSON dict as sent rather than an SDK model. Models would have to be dumped back
+to dicts, and a block type the installed SDK does not know (``compaction``, ``fallback``, …)
+comes back from that dump coerced, with pydantic serializer warnings on stderr.
+
 Why the SDK and not a hand-written SSE client: retries with ``retry-after``, auth, headers,
-``ANTHROPIC_BASE_URL`` and error classes are its job, and users expect its behaviour.
+``ANTHROPIC_BASE_URL``, SSE parsing, mid-stream ``error`` events and error classes are its
+job, and users expect its behaviour.
 
 Decisions:
 
-* Body keys the installed SDK's ``messages.stream`` does not name go through ``extra_body``,
-  so a newer API parameter works before the SDK learns it.
+* The body is sent as given (a newer API parameter works before the SDK learns it); the keys
+  ``messages.create`` requires are checked against its signature first, so a body it could not
+  send fails before anything is sent, as it would through ``messages.create``.
 * One ``AsyncAnthropic`` per event loop: its connection pool belongs to the loop that opened
-  it, and `Agent.run_sync` runs each call on a fresh loop.
+  it, and `Agent.run_sync` runs each call on a fresh loop (and closes that loop's client with
+  `aclose` before the loop ends — otherwise its connections are closed later by the garbage
+  collector, on a loop that no longer runs: "Event loop is closed").
 * Abort is raced against everything, including the SDK's retry sleeps (a 429 may ask for a
   20 s wait): the SDK call runs in a pump task that is cancelled when the run is aborted, so
   the stream ends at once and quietly (the run knows why it stopped).
@@ -37,39 +46,34 @@ from ..core.abort import AbortSignal
 from ..errors import ModelAPIError
 from .api_errors import missing_key_error, to_model_api_error
 
-__all__ = ["AnthropicModel", "raw_event"]
+__all__ = ["AnthropicModel"]
 
-# Derived events the SDK adds next to the raw ones; the raw events carry the same data.
-_DERIVED_EVENTS = frozenset({"text", "input_json", "thinking", "signature", "citation"})
-_NOT_PARAMS = frozenset({"self", "extra_headers", "extra_query", "extra_body", "timeout", "output_format"})
+_NOT_PARAMS = frozenset({"self", "stream", "extra_headers", "extra_query", "extra_body", "timeout", "output_format"})
 
 _REQUEST, _EVENT, _END, _ERROR, _ABORTED = "request", "event", "end", "error", "aborted"
 
 
-def raw_event(event: Any) -> dict[str, Any] | None:
-    """The raw API event behind an SDK stream event, or None for an SDK-derived one."""
-    kind = getattr(event, "type", None) if not isinstance(event, dict) else event.get("type")
-    if kind in _DERIVED_EVENTS:
-        return None
-    if kind == "content_block_stop":
-        index = event["index"] if isinstance(event, dict) else event.index
-        return {"type": "content_block_stop", "index": index}
-    if kind == "message_stop":
-        return {"type": "message_stop"}
-    if isinstance(event, dict):
-        return dict(event)
-    to_dict = getattr(event, "to_dict", None)
-    if to_dict is not None:
-        return to_dict(mode="json")
-    return None
-
-
 @functools.lru_cache(maxsize=1)
-def _stream_parameters() -> frozenset[str]:
-    """The body keys the installed SDK's ``messages.stream`` takes as keyword arguments."""
+def _create_signature() -> inspect.Signature:
+    """The installed SDK's ``messages.create`` signature (which body keys it requires)."""
     from anthropic.resources.messages import AsyncMessages
 
-    return frozenset(inspect.signature(AsyncMessages.stream).parameters) - _NOT_PARAMS
+    return inspect.signature(AsyncMessages.create)
+
+
+def _stream_parameters() -> frozenset[str]:
+    """The body keys the installed SDK's ``messages.create`` takes as keyword arguments."""
+    return frozenset(_create_signature().parameters) - _NOT_PARAMS
+
+
+def _sendable_problem(body: dict[str, Any]) -> str | None:
+    """Why ``messages.create`` would refuse ``body`` before sending it (a required key missing)."""
+    known = _stream_parameters()
+    try:
+        _create_signature().bind(None, **{k: v for k, v in body.items() if k in known})
+    except TypeError as exc:
+        return str(exc)
+    return None
 
 
 class AnthropicModel:
@@ -152,17 +156,6 @@ class AnthropicModel:
     def _secrets(self, client: Any) -> tuple[str | None, ...]:
         return (self._api_key, getattr(client, "api_key", None), getattr(client, "auth_token", None))
 
-    @staticmethod
-    def _split(body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        known = _stream_parameters()
-        kwargs: dict[str, Any] = {}
-        extra: dict[str, Any] = {}
-        for key, value in body.items():
-            if key == "stream":
-                continue  # messages.stream always streams
-            (kwargs if key in known else extra)[key] = value
-        return kwargs, extra
-
     async def stream(self, body: dict[str, Any], *, abort: AbortSignal) -> AsyncIterator[dict[str, Any]]:
         if abort.aborted:
             return
@@ -170,9 +163,11 @@ class AnthropicModel:
         secrets = self._secrets(client)
         if not any((client.api_key, client.auth_token, getattr(client, "credentials", None))):
             raise missing_key_error()
-        kwargs, extra = self._split(body)
+        problem = _sendable_problem(body)
+        if problem is not None:  # e.g. no max_tokens: nothing is sent
+            raise ModelAPIError(f"the request body cannot be sent: {problem}", error_type="invalid_request")
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        pump = asyncio.ensure_future(self._pump(client, kwargs, extra, queue))
+        pump = asyncio.ensure_future(self._pump(client, {**body, "stream": True}, queue))
         watcher = asyncio.ensure_future(abort.wait())
         watcher.add_done_callback(lambda f: None if f.cancelled() else queue.put_nowait((_ABORTED, None)))
         request_id: str | None = None
@@ -195,19 +190,19 @@ class AnthropicModel:
             await asyncio.gather(pump, return_exceptions=True)
 
     @staticmethod
-    async def _pump(client: Any, kwargs: dict[str, Any], extra: dict[str, Any], queue: asyncio.Queue[Any]) -> None:
+    async def _pump(client: Any, body: dict[str, Any], queue: asyncio.Queue[Any]) -> None:
         """Run the SDK stream and hand every raw event to ``queue``; cancelled on abort."""
+        from anthropic import AsyncStream
+
         try:
-            try:
-                manager = client.messages.stream(**kwargs, extra_body=extra or None)
-            except TypeError as exc:  # e.g. no max_tokens: nothing was sent
-                raise ModelAPIError(f"the request body cannot be sent: {exc}", error_type="invalid_request") from None
-            async with manager as stream:
-                queue.put_nowait((_REQUEST, stream.request_id))
+            stream = await client.post(
+                "/v1/messages", body=body, cast_to=object, stream=True, stream_cls=AsyncStream[object],
+            )
+            async with stream:  # closes the response however the pump ends
+                queue.put_nowait((_REQUEST, stream.response.headers.get("request-id")))
                 async for event in stream:
-                    raw = raw_event(event)
-                    if raw is not None:
-                        queue.put_nowait((_EVENT, raw))
+                    if isinstance(event, dict):
+                        queue.put_nowait((_EVENT, event))
             queue.put_nowait((_END, None))
         except asyncio.CancelledError:
             raise

@@ -73,8 +73,8 @@ def _status_hint(status: int, error_type: str | None, response: Any) -> str:
     if status == 200:
         return (
             f"the API sent an error event ({error_type or 'error'}) after the response had started: "
-            "the message is incomplete and its incomplete blocks were discarded; the SDK does not "
-            "retry this, so run the cell again"
+            "the message is incomplete (the SDK does not retry this): "
+            "its complete blocks and the results of the calls that ran are kept, and the run goes on by itself (at most 3 times per run)"
         )
     if status == 401:
         return "the API key was rejected: check ANTHROPIC_API_KEY"
@@ -147,7 +147,7 @@ def to_model_api_error(
         detail = _shorten(scrubber.scrub(f"{type(cause).__name__}: {cause}"), 300)
         if request_id:
             text = f"the connection dropped while the response was streaming ({detail})"
-            hint = "The message is incomplete and its incomplete blocks were discarded; run the cell again"
+            hint = "The message is incomplete: its complete blocks and the results of the calls that ran are kept, and the run goes on by itself (at most 3 times per run)"
         else:
             text = f"could not reach the API ({detail})"
             hint = "Check the network and ANTHROPIC_BASE_URL; the SDK already retried"
@@ -161,5 +161,5 @@ def to_model_api_error(
         f"the response could not be read ({detail})",
         error_type="stream_error",
         request_id=request_id,
-        hint="The message is incomplete and its incomplete blocks were discarded; run the cell again",
+        hint="The message is incomplete: its complete blocks and the results of the calls that ran are kept, and the run goes on by itself (at most 3 times per run)",
     )

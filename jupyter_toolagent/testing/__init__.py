@@ -13,12 +13,14 @@ from __future__ import annotations
 from ..models.scripted import ScriptedTurn, text_block, thinking_block, tool_use_block
 from .fake_server import FakeAnthropicServer, RecordedRequest
 from .faults import Fault
+from .recorded import RecordedStream
 from .quickstart import quickstart_turns
 
 __all__ = [
     "FakeAnthropicServer",
     "Fault",
     "RecordedRequest",
+    "RecordedStream",
     "ScriptedTurn",
     "quickstart_turns",
     "text_block",

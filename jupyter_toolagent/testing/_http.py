@@ -88,10 +88,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def start_stream(self, request_id: str) -> None:
+    def start_stream(self, request_id: str, *, status: int = 200,
+                     content_type: str = "text/event-stream; charset=utf-8") -> None:
         self.response_started = True
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_response(status)
+        self.send_header("content-type", content_type)
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         self.send_header("request-id", request_id)
@@ -102,6 +103,15 @@ class _Handler(BaseHTTPRequestHandler):
         encoded = data.encode("utf-8")
         try:
             self.wfile.write(b"%X\r\n%s\r\n" % (len(encoded), encoded))
+        except OSError as exc:
+            raise _StreamBroken(str(exc)) from exc
+
+    def send_chunk(self, data: bytes) -> None:
+        """Body bytes as they are (one HTTP chunk)."""
+        if not data:
+            return
+        try:
+            self.wfile.write(b"%X\r\n%s\r\n" % (len(data), data))
         except OSError as exc:
             raise _StreamBroken(str(exc)) from exc
 

@@ -12,7 +12,10 @@ speaks the protocol as the API does, not as a convenient mock would:
 * a request without credentials gets 401; every request is validated (`validation`) and a
   broken one gets the API's 400 text;
 * faults are injected with `inject` (`faults`); a turn broken by an error event or a cut is
-  played again on the next request.
+  played again on the next request;
+* a `RecordedStream` in the script is served byte for byte (`recorded`): streams the API
+  really sent, including the strange ones no scripted turn produces, optionally cut after a
+  given number of bytes. Each one is played once, cut or not.
 
 Turns are the `ScriptedModel`'s (a list, or a function of the request body, sync or async);
 see `jupyter_toolagent.models.scripted`. A turn function that raises, or a script that runs
@@ -49,6 +52,7 @@ from ..models.stream_events import estimate_tokens, message_stream_events, new_r
 from ._http import _Handler, _HTTPServer, _StreamBroken
 from .faults import Fault, StreamPlan, error_envelope, plan_stream
 from .summaries import body_tokens, is_summary_request, prompt_too_long_message, summary_text
+from .recorded import RecordedStream
 from .validation import request_error
 
 __all__ = ["CREDENTIAL_HEADERS", "FakeAnthropicServer", "NOT_RECORDED", "RecordedRequest"]
@@ -312,6 +316,8 @@ class FakeAnthropicServer:
         except _ScriptFailure as exc:
             self._untake_fault(fault)
             return fail(500, "api_error", str(exc), (("x-should-retry", "false"),))
+        if isinstance(source, RecordedStream):
+            return self._replay(handler, request_id, source)
         if not streaming:
             if turn.delay and self._stopping.wait(turn.delay):
                 return handler.cut()
@@ -343,6 +349,8 @@ class FakeAnthropicServer:
                 source = _run_awaitable(source)
             if source is None:
                 source = self._script.exhausted()
+            if isinstance(source, RecordedStream):
+                return source, None  # type: ignore[return-value]
         except ModelAPIError as exc:
             raise _ScriptFailure(f"fake server: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")) from exc
         except Exception as exc:
@@ -388,6 +396,21 @@ class FakeAnthropicServer:
             handler.send_event("error", plan.error or error_envelope("api_error", "error"))
         elif not delivered:  # a plan with no events at all
             self._record(self.responses, copy.deepcopy(turn.message))
+        handler.end_stream()
+
+    def _replay(self, handler: _Handler, request_id: str, recorded: RecordedStream) -> None:
+        """Write a recorded body as it is, event by event, then end it or drop the connection."""
+        self._record(self.responses, {"recorded": recorded.name, "bytes": len(recorded.served)})
+        handler.start_stream(request_id, status=recorded.status, content_type=recorded.content_type)
+        served = recorded.served
+        position = 0
+        while position < len(served):
+            end = served.find(b"\n\n", position)
+            stop = len(served) if end < 0 else end + 2
+            handler.send_chunk(served[position:stop])
+            position = stop
+        if recorded.cut_after is not None:
+            return handler.cut()
         handler.end_stream()
 
     def _pause(self, seconds: float) -> None:

@@ -267,7 +267,8 @@ def test_the_pairing_modules_need_only_the_standard_library(tmp_path: Path) -> N
     package.mkdir()
     (package / "__init__.py").write_text("")
     source = Path(pairing_module.__file__).parent
-    for name in ("pairing.py", "pairing_check.py", "pairing_normalize.py", "pairing_repair.py"):
+    for name in ("pairing.py", "pairing_check.py", "pairing_normalize.py", "pairing_repair.py",
+                 "pairing_server_tools.py"):
         shutil.copy(source / name, package / name)
     script = (
         "import sys\n"

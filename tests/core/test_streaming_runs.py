@@ -156,27 +156,32 @@ def broken_stream_turn() -> list[Any]:
 
 @STREAMING
 @pytest.mark.asyncio
-async def test_a_stream_broken_mid_block_drops_the_block_and_reports_what_ran(streaming: bool) -> None:
+async def test_a_stream_broken_mid_block_keeps_what_ran_and_the_run_continues_by_itself(streaming: bool) -> None:
     tl = Timeline()
     edit, read = Probe("Edit", timeline=tl, safe=False, delay=0.3), Probe("Read", timeline=tl)
     model = RawModel([broken_stream_turn(), message_events([text_block("recovered")], "end_turn")])
     session = Session()
-    events = await run(session, "go", run_config(model, edit, read, streaming=streaming))
+    events = await run(session, "go", run_config(model, edit, read, streaming=streaming,
+                                                 extra={"continuation_delay": 0}))
     end = finished(events)
-    assert end.reason == "api_error" and "connection reset by peer" in (end.error or "")
-    [assistant] = [m for m in session.messages if m["role"] == "assistant"]
-    assert [b["id"] for b in assistant["content"]] == ["toolu_edit", "toolu_read"]  # the cut block is gone
+    assert end.reason == "end_turn" and len(model.requests) == 2  # continued, no new cell needed
+    notices = [e.text for e in events if e.kind == "notice"]
+    assert any("connection reset by peer" in t and "Continuing automatically" in t for t in notices), notices
+    assistant = [m for m in session.messages if m["role"] == "assistant"][0]
+    # the cut block is kept, with empty input, so its error result has a call to answer
+    assert [b["id"] for b in assistant["content"]] == ["toolu_edit", "toolu_read", "toolu_cut"]
+    assert assistant["content"][2]["input"] == {}
     results = tool_results(session.messages)
-    assert set(results) == {"toolu_edit", "toolu_read"}
+    assert set(results) == {"toolu_edit", "toolu_read", "toolu_cut"}
     assert "never" not in tl.starts and "read" not in tl.starts
     assert "Not run" in result_text(results["toolu_read"]) and results["toolu_read"]["is_error"] is True
+    assert results["toolu_cut"]["is_error"] is True and "truncated" in result_text(results["toolu_cut"])
     if streaming:  # Edit had started at its content_block_stop: its real result is kept
         assert edit.calls == ["edit"] and results["toolu_edit"]["content"] == "Edit edit done"
     else:
         assert edit.calls == [] and "Not run" in result_text(results["toolu_edit"])
-    assert_valid_transcript(session.messages)
-    again = await run(session, "again", run_config(model, edit, read, streaming=streaming))
-    assert finished(again).reason == "end_turn"
+    follow_up = model.requests[1]["messages"][-1]["content"]
+    assert follow_up[-1]["type"] == "text" and "cut off" in follow_up[-1]["text"]
     assert_valid_transcript(session.messages)
 
 
@@ -185,8 +190,11 @@ async def test_a_stream_broken_inside_a_text_block_keeps_the_complete_blocks() -
     events = message_events([text_block("first paragraph"), text_block("second paragraph is long")], "end_turn",
                             text_chunk=6)
     cut = next(i for i, e in enumerate(events) if e["type"] == "content_block_start" and e["index"] == 1)
-    model = RawModel([[*events[:cut + 2], Raise(ModelAPIError("overloaded", status=200, error_type="overloaded_error"))]])
+    overloaded = Raise(ModelAPIError("overloaded", status=200, error_type="overloaded_error"))
+    model = RawModel([[*events[:cut + 2], overloaded]] * 4)
     session = Session()
-    result = await run(session, "hi", run_config(model))
-    assert finished(result).reason == "api_error"
-    assert session.messages[-1] == {"role": "assistant", "content": [{"type": "text", "text": "first paragraph"}]}
+    result = await run(session, "hi", run_config(model, extra={"continuation_delay": 0}))
+    assert finished(result).reason == "api_error"  # after 3 continuations the run stops
+    assert len(model.requests) == 4
+    assert any("after 3 automatic continuations" in e.text for e in result if e.kind == "notice")
+    assert session.messages[1] == {"role": "assistant", "content": [{"type": "text", "text": "first paragraph"}]}

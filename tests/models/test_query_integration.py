@@ -86,25 +86,30 @@ async def test_a_safe_tool_starts_well_before_message_stop(server: FakeAnthropic
 
 
 @pytest.mark.asyncio
-async def test_an_error_event_mid_run_keeps_complete_blocks_and_a_valid_transcript(server: FakeAnthropicServer) -> None:
+async def test_an_error_event_mid_run_keeps_complete_blocks_and_the_run_continues(server: FakeAnthropicServer) -> None:
     turn = [text_block("I'll look."), tool_use_block("lookup", {"key": "a"}), tool_use_block("lookup", {"key": "b"})]
     server.set_turns([turn, "Now both are done."])
     # events: message_start, block 0 (start, ping, delta, stop), block 1 (start, "", json, stop), block 2 start
     server.inject(Fault.error_event("overloaded_error", after_events=10))
     calls: list[tuple[str, float]] = []
-    session, events = await run_loop(make_model(server), "Look up a and b.", lookup_tool(calls))
+    session, events = await run_loop(make_model(server), "Look up a and b.", lookup_tool(calls),
+                                     extra={"continuation_delay": 0})
     run = finished(events)
-    assert run.reason == "api_error" and "overloaded_error" in run.error and server.requests[0].request_id in run.error
+    assert run.reason == "end_turn" and run.error is None
+    [notice] = [e.text for e in events if getattr(e, "text", "").startswith("The response stream broke")]
+    assert "overloaded_error" in notice and server.requests[0].request_id in notice
     assistant = session.messages[1]
-    assert [b.get("input") for b in assistant["content"]] == [None, {"key": "a"}]  # b was incomplete: dropped
-    assert check_pairing(session.messages) == []
+    # b started but never finished: kept with empty input, so that its error result answers a call
+    assert [b.get("input") for b in assistant["content"]] == [None, {"key": "a"}, {}]
     results = [b for b in session.messages[2]["content"] if b["type"] == "tool_result"]
-    assert [r["tool_use_id"] for r in results] == [assistant["content"][1]["id"]]
-    assert [key for key, _ in calls] in (["a"], [])  # it either ran (real result) or got "not run"
-
-    # The next cell goes on: the replayed turn, then the answer.
-    _, events = await run_loop(make_model(server), "Try again.", lookup_tool(calls), session=session)
-    assert finished(events).reason == "end_turn" and check_pairing(session.messages) == []
+    assert [r["tool_use_id"] for r in results] == [assistant["content"][1]["id"], assistant["content"][2]["id"]]
+    assert results[1]["is_error"] is True and "truncated" in str(results[1]["content"])
+    assert "cut off" in session.messages[2]["content"][-1]["text"]
+    assert check_pairing(session.messages) == []
+    for body in server.bodies:
+        assert request_error(body) is None
+    # the continuation went out by itself: the server played the broken turn again, then the answer
+    assert len(server.bodies) == 3 and [key for key, _ in calls][-2:] == ["a", "b"]
 
 
 @pytest.mark.asyncio

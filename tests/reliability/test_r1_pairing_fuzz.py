@@ -76,7 +76,9 @@ turn_spec = st.one_of(
     st.fixed_dictionaries({
         "kind": st.just("max_tokens"),
         "blocks": st.lists(block_spec, min_size=0, max_size=3),
-        "cut": tool_use_spec,
+        # a tool_use cut inside its JSON (an error result, then the run goes on: SPEC §7.1), or
+        # text cut short (with no complete tool_use the run ends with max_tokens)
+        "cut": st.one_of(tool_use_spec, tool_use_spec, text_spec),
         "keep_deltas": st.integers(0, 3),
         "block_stop": st.booleans(),
     }),
@@ -148,7 +150,7 @@ class Plan:
 
     @staticmethod
     def _max_tokens_events(content: list[dict[str, Any]], cut: dict[str, Any], keep: int, block_stop: bool) -> list[dict[str, Any]]:
-        """Raw events of a message that hit max_tokens inside ``cut``'s JSON: the block gets its
+        """Raw events of a message that hit max_tokens inside ``cut`` (a tool's JSON, or text): the block gets its
         empty first delta and ``keep`` more chunks, never the last (so its JSON never parses),
         and its ``content_block_stop`` only if ``block_stop``."""
         message = {"id": new_message_id(), "model": "r1", "content": [*content, cut], "stop_reason": "max_tokens",

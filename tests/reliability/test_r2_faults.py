@@ -5,7 +5,9 @@ middle of the stream, the connection cut inside a tool's JSON, a stall past the 
 timeout, a stream without ``message_stop`` …) into a conversation whose first answer asks for
 two tool calls. The run must either retry and succeed or end with one clear error: reason
 ``api_error`` and an error text that names the HTTP status (for HTTP errors), the API's error
-type and the request id the server gave that response. In every case no tool runs twice, the
+type and the request id the server gave that response — or, for a stream that breaks after the
+response began (error event, connection cut, stall past the timeout), continue by itself with a
+visible notice naming the failure (SPEC §7.1). In every case no tool runs twice, the
 calls that ran keep their real results in the transcript, and a second run in the same session
 is accepted by the server (no 400) and ends normally.
 """
@@ -81,7 +83,7 @@ class Case:
     times: int = 1
     expect: str = "api_error"
     """``retried`` (the run succeeds after the SDK retried), ``api_error``, ``ok`` (no error and
-    no retry) or ``truncated``."""
+    no retry), ``continued`` (the stream broke; the run went on by itself) or ``truncated``."""
     status: int | None = None
     error_type: str | None = None
     words: tuple[str, ...] = ()
@@ -118,12 +120,13 @@ CASES = [
     Case("529 on the request after the tools ran", Fault.overloaded(retry_after_ms=10), times=3, status=529,
          error_type="overloaded_error", on_second_request=True, ran_before_error=("look-0", "change-0")),
     Case("error event after the first tool block", Fault.error_event("overloaded_error",
-         after_events=events_before_second_tool_input()), error_type="overloaded_error",
+         after_events=events_before_second_tool_input()), expect="continued", error_type="overloaded_error",
          words=("incomplete",), ran_before_error=("look-0",)),
-    Case("error event before any block", Fault.error_event("api_error", after_events=1), error_type="api_error"),
-    Case("connection cut inside a tool's JSON", Fault.cut_in_tool_use(after_json_deltas=2),
+    Case("error event before any block", Fault.error_event("api_error", after_events=1), expect="continued",
+         error_type="api_error"),
+    Case("connection cut inside a tool's JSON", Fault.cut_in_tool_use(after_json_deltas=2), expect="continued",
          error_type="connection_error", words=("connection dropped",)),
-    Case("stall past the client timeout", Fault.stall(3.0, after_events=4), error_type="timeout",
+    Case("stall past the client timeout", Fault.stall(3.0, after_events=4), expect="continued", error_type="timeout",
          words=("timed out",), timeout=0.5),
     Case("stall shorter than the timeout", Fault.stall(0.3, after_events=4), expect="ok", timeout=3.0),
     Case("stream without message_stop", Fault.missing_message_stop(), expect="ok"),
@@ -147,7 +150,8 @@ async def test_fault_is_survived(case: Case, streaming: bool) -> None:
                                max_retries=case.max_retries, timeout=case.timeout)
         session = Session()
         config = RunConfig(model=model, tool_provider=lambda: probe_tools(effects), can_use_tool=policy,
-                           hooks=empty_hooks(), max_turns=4, extra={"streaming_tools": streaming})
+                           hooks=empty_hooks(), max_turns=4,
+                           extra={"streaming_tools": streaming, "continuation_delay": 0.01})
         if case.on_second_request:
             conversation.inject_after_first = (case.fault, case.times)
         else:
@@ -168,6 +172,15 @@ async def test_fault_is_survived(case: Case, streaming: bool) -> None:
                 gap = server.requests[1].received_at - server.requests[0].received_at
                 assert gap >= case.min_gap, f"the SDK retried after {gap:.3f} s, before the retry-after"
             assert effects == ["look-0", "change-0"]
+        elif case.expect == "continued":
+            assert finished.reason == "end_turn" and finished.error is None, (finished.reason, finished.error)
+            notices = [e.text for e in first if isinstance(e, NoticeEvent) and "Continuing automatically" in e.text]
+            assert len(notices) == 1, notices
+            assert case.error_type in notices[0] and "request id" in notices[0], notices[0]
+            for word in case.words:
+                assert word.lower() in notices[0].lower(), (word, notices[0])
+            expected = list(case.ran_before_error) if streaming else []
+            assert effects[:len(expected)] == expected, effects
         else:
             assert finished.reason == "api_error", (finished.reason, finished.error)
             error = finished.error or ""
