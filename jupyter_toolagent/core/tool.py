@@ -16,7 +16,7 @@ import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Iterable, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Literal, Mapping
 
 from pydantic import BaseModel
 
@@ -66,7 +66,6 @@ class Tool(ABC):
     description: str = ""
     input_model: type[BaseModel]
     interrupt_behavior: Literal["cancel", "block"] = "cancel"
-    cancels_siblings_on_error: ClassVar[bool] = False
     max_result_chars: int | None = None
     """Per-tool override of the result size budget (None: the session's budget)."""
 

@@ -1,6 +1,6 @@
 """`Bash`: run a shell command in the working directory and report its exit code and output.
 
-The command runs in its own process group, so a timeout, a Stop or a cancelled sibling kills the
+The command runs in its own process group, so a timeout, a Stop or a kernel interrupt kills the
 whole pipeline and whatever it started, not just the shell. Output is kept head and tail within
 a fixed size however much the command prints (the start says what ran, the end how it ended).
 Output that background jobs write to the command's pipes is collected for at most a second after
@@ -22,7 +22,6 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -53,6 +52,19 @@ class BashInput(BaseModel):
     description: str | None = Field(None, description="A few words on what the command does, shown to the user.")
 
 
+def exit_answer(command: str, exit_code: int | None) -> str | None:
+    """What a "no" exit code answers (``grep`` 1: "no match"), or None when it is a failure
+    (also when the permission package's shell parser is missing or fails)."""
+    try:
+        from ..permissions.shell_exit import no_answer
+    except ImportError:
+        return None
+    try:
+        return no_answer(command, exit_code)
+    except Exception:
+        return None
+
+
 def is_read_only_shell_command(command: str) -> bool:
     """The permission package's classification; not read-only if it is missing or fails."""
     try:
@@ -69,12 +81,12 @@ class Bash(Tool):
     name = "Bash"
     description = (
         "Run a bash command in the working directory. Returns its output; a non-zero exit code is an error that "
-        "shows the exit code, stdout and stderr. Default timeout 120 s (max 600). Output is cut to the first and "
+        "shows the exit code, stdout and stderr, except where it means \"no\" (grep/rg 1: no match, diff/cmp 1: "
+        "differ, test/[ 1: false). Default timeout 120 s (max 600). Output is cut to the first and "
         "last parts when long. Start long-running background processes with their output redirected to a file "
         "(cmd > log 2>&1 &)."
     )
     input_model = BashInput
-    cancels_siblings_on_error: ClassVar[bool] = True
 
     def is_read_only(self, input: BaseModel) -> bool:
         assert isinstance(input, BashInput)
@@ -95,7 +107,9 @@ class Bash(Tool):
             return ToolResult(f"The working directory {cwd} does not exist.", is_error=True)
         timeout = input.timeout or DEFAULT_TIMEOUT
         outcome = await run_command(input.command, cwd, timeout, progress)
-        return ToolResult(redact(outcome.text()), is_error=not outcome.ok)
+        if not outcome.ok and not outcome.timed_out:
+            outcome.answer = exit_answer(input.command, outcome.exit_code)
+        return ToolResult(redact(outcome.text()), is_error=not outcome.ok and outcome.answer is None)
 
 
 @dataclass
@@ -106,6 +120,8 @@ class CommandOutcome:
     timeout: float
     timed_out: bool = False
     background_running: bool = False
+    answer: str | None = None
+    """Set when a non-zero exit code is an answer, not a failure (``grep`` 1: "no match")."""
 
     @property
     def ok(self) -> bool:
@@ -116,10 +132,12 @@ class CommandOutcome:
         if self.background_running:
             notes.append(f"(Background processes still hold the output; what they print after {BACKGROUND_GRACE:g} s "
                          "is not collected.)")
-        if self.ok:
+        if self.ok or self.answer is not None:
             parts = [self.stdout.rstrip("\n")]
             if self.stderr.strip():
                 parts.append(f"[stderr]\n{self.stderr.rstrip()}")
+            if self.answer is not None:
+                parts.append(f"(exit code {self.exit_code}: {self.answer})")
             return "\n".join(p for p in [*parts, *notes] if p)
         if self.timed_out:
             head = f"Command timed out after {self.timeout:g} s; its process group was killed."
@@ -201,10 +219,10 @@ async def run_command(command: str, cwd: Path, timeout: float, progress: Progres
             _kill_group(proc.pid)
             await _exited(proc)
         done, _ = await asyncio.wait({readers}, timeout=BACKGROUND_GRACE)
-    except BaseException:  # Stop, a failed sibling, a kernel interrupt: nothing may outlive the call
+    except BaseException:  # Stop, a cancelled call, a kernel interrupt: nothing may outlive the call
         _kill_group(proc.pid)
-        readers.cancel()
         _close(proc)
+        await _stop_readers(readers)
         raise
     background = not done
     if background:
@@ -215,6 +233,18 @@ async def run_command(command: str, cwd: Path, timeout: float, progress: Progres
     _close(proc)
     throttle.flush()
     return CommandOutcome(proc.returncode, out.getvalue(), err.getvalue(), timeout, timed_out, background and not timed_out)
+
+
+async def _stop_readers(readers: "asyncio.Future[object]") -> None:
+    """Cancel the output readers and wait for them: a cancelled gather that nobody awaits logs
+    "_GatheringFuture exception was never retrieved" when it is collected. Retrieving its
+    outcome in a callback too covers a second cancellation arriving during the wait."""
+    readers.add_done_callback(lambda f: f.cancelled() or f.exception())
+    readers.cancel()
+    try:
+        await asyncio.gather(readers, return_exceptions=True)
+    except BaseException:
+        pass
 
 
 async def _exited(proc: asyncio.subprocess.Process) -> None:
