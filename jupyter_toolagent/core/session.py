@@ -20,7 +20,7 @@ from .usage import Usage
 if TYPE_CHECKING:
     from ..models.base import Model
     from .hook_types import HookRunner
-    from .permission_types import Approver, CanUseTool
+    from .permission_types import Approver, CanUseTool, RuleSurface
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 
@@ -60,6 +60,8 @@ class RunConfig:
     dry_run: bool = False
     max_result_chars: int = 50_000
     max_message_chars: int = 200_000
+    rule_surface: "RuleSurface" = "python"
+    """``"cell"`` when the run comes from a ``%%agent`` cell: hints then name ``--allow``."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -94,6 +96,7 @@ class Session:
     (rules added by "Always allow", full outputs of cut results)."""
 
     def __init__(self, name: str = "default", *, cwd: Path | None = None, permissions: Any = None) -> None:
+        from .file_state import FileReadState
         from .results import ToolOutputStore
 
         self.name = name
@@ -103,6 +106,8 @@ class Session:
         self.outputs = ToolOutputStore()
         self.permissions = permissions
         """The `permissions.PermissionContext`: rules by source, session grants, decisions."""
+        self.file_reads = FileReadState()
+        """Files this conversation has read, for the read-before-edit rule (SPEC §10)."""
 
     # --- views ---------------------------------------------------------------------------
     def check_pairing(self) -> list[Any]:
@@ -136,6 +141,7 @@ class Session:
     def reset(self) -> None:
         self.messages.clear()
         self.runs.clear()
+        self.file_reads.clear()  # a model that forgot the conversation has read nothing
 
     # --- running -------------------------------------------------------------------------
     async def run(self, prompt: str, config: RunConfig, *, abort: AbortSignal | None = None) -> AsyncIterator[AgentEvent]:
@@ -257,12 +263,13 @@ class Session:
             namespace=config.namespace,
             max_result_chars=config.max_result_chars,
             max_message_chars=config.max_message_chars,
+            rule_surface=config.rule_surface,
             extra=dict(config.extra),
         )
         return ToolUseContext(
             tools=pool, can_use_tool=can_use_tool, abort=abort, messages=list(self.messages),
             permissions=self.permissions, hooks=hooks, options=options, outputs=self.outputs,
-            emit=emit, session=self, flush_events=flush_events,
+            emit=emit, session=self, flush_events=flush_events, file_reads=self.file_reads,
         )
 
 

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Literal, M
 from pydantic import BaseModel
 
 from .abort import AbortSignal
-from .permission_types import PermissionDecision, PermissionSubject
+from .file_state import FileReadState
+from .permission_types import PermissionDecision, PermissionSubject, RuleSurface
 
 if TYPE_CHECKING:
     from .events import AgentEvent
@@ -168,6 +169,8 @@ class ToolOptions:
     max_result_chars: int = 50_000
     max_message_chars: int = 200_000
     hook_timeout: float = 60.0
+    rule_surface: "RuleSurface" = "python"
+    """Where rules are given (``Agent(allow=...)`` or ``%%agent --allow``), for the hints in denials."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -198,6 +201,9 @@ class ToolUseContext:
     """Wait until the front end has handled every event emitted so far (bounded: it returns
     anyway after a short while). A tool about to block the loop's thread awaits it first, so
     its running card is on screen while it blocks."""
+    file_reads: FileReadState = field(default_factory=FileReadState)
+    """What the session has read of each file (the session's own object: Edit and Write refuse
+    to change a file it has not read, or that changed since, SPEC §10)."""
 
     def replace(self, **changes: Any) -> "ToolUseContext":
         return dataclasses.replace(self, **changes)

@@ -117,6 +117,7 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         cwd=Path.cwd(),
         namespace=shell.user_ns,
         dry_run=options.dry_run,
+        rule_surface="cell",
         extra=kernel_extras(shell),
     )
     return PreparedCell(prompt, options, session, model, approvals, config, abort, view, notices)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ..core.permission_types import FileAccess, PermissionDecision, PermissionSubject, ShellCommand
 from ..core.tool import ToolPool
 from .context import ACCEPT_EDITS_GRANT, PermissionContext
-from .modes import apply_mode
+from .modes import apply_mode, rule_surface
 from .paths import compile_pattern, is_inside, path_rule_content, resolve_path
 from .rules import RuleBehavior, RuleEntry, parse_rule
 from .safety import check_file_edit, check_shell
@@ -128,7 +128,8 @@ async def decide(
         isinstance(call.subject, FileAccess) and call.subject.access == "edit"
         and call.path is not None and is_inside(call.path, perms.cwd)
     )
-    return apply_mode(decision, perms.mode, read_only=call.read_only, edit_inside_cwd=edit_inside, tool_name=tool.name)
+    return apply_mode(decision, perms.mode, read_only=call.read_only, edit_inside_cwd=edit_inside, tool_name=tool.name,
+                      surface=rule_surface(ctx))
 
 
 def visible_tools(pool: ToolPool, ctx: "PermissionContext | ToolUseContext | None") -> ToolPool:
