@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,9 +42,12 @@ class FileStamp:
 
     @classmethod
     def of_path(cls, path: str | Path) -> "FileStamp | None":
-        """The file's stamp now, or None when it is not a readable regular file."""
+        """The file's stamp now, or None when it is not a readable regular file (a FIFO or
+        device is never opened: that could block)."""
         try:
             info = os.stat(path)
+            if not stat.S_ISREG(info.st_mode):
+                return None
             if info.st_size > HASH_LIMIT:
                 return cls(info.st_mtime_ns, info.st_size)
             with open(path, "rb") as f:
