@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,25 +71,23 @@ def file_key(path: str | Path) -> str:
 
 
 class FileReadState:
-    """The stamp of each file as this session last saw it (read, or written by Edit/Write)."""
+    """The stamp of each file as this session last saw it (read, or written by Edit/Write).
+
+    Tools record from worker threads; each method is one dict operation, atomic under the GIL,
+    so no lock is needed (and the state stays copyable and picklable with its session)."""
 
     def __init__(self) -> None:
         self._stamps: dict[str, FileStamp] = {}
-        self._lock = threading.Lock()  # tools record from worker threads
 
     def record(self, path: str | Path, stamp: FileStamp | None) -> None:
-        if stamp is None:
-            return
-        with self._lock:
+        if stamp is not None:
             self._stamps[file_key(path)] = stamp
 
     def last_seen(self, path: str | Path) -> FileStamp | None:
-        with self._lock:
-            return self._stamps.get(file_key(path))
+        return self._stamps.get(file_key(path))
 
     def clear(self) -> None:
-        with self._lock:
-            self._stamps.clear()
+        self._stamps.clear()
 
     def __len__(self) -> int:
         return len(self._stamps)
