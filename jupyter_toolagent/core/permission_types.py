@@ -7,6 +7,7 @@ ever sees `PermissionDecision` values.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Literal, Protocol
 
@@ -14,6 +15,19 @@ if TYPE_CHECKING:
     from .tool import Tool, ToolUseContext
 
 Behavior = Literal["allow", "deny", "ask", "passthrough"]
+
+RuleSurface = Literal["python", "cell"]
+"""Where the person configures the run: `Agent(...)` in Python, or a ``%%agent`` cell."""
+
+
+def how_to_allow(rule: str, surface: RuleSurface) -> str:
+    """The instruction that adds the allow rule ``rule`` on the surface the person is using:
+    a ``--allow`` flag means nothing to someone calling `Agent(...)`, and ``allow=[...]``
+    nothing in a cell."""
+    if surface == "cell":
+        quoted = "'" + rule.replace("'", "'\"'\"'") + "'"
+        return f"add `--allow {quoted}`"
+    return f"pass `allow=[{json.dumps(rule)}]` to `Agent(...)`"
 
 
 @dataclass(frozen=True)

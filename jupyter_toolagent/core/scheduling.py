@@ -3,7 +3,8 @@ other call alone, batches one after another.
 
 Example: Read A, Grep B, Edit C, Read D → [A‖B] then [C] then [D]; D observes C's effect,
 because a safe batch's context modifiers are applied after the whole batch in block order and
-a serial call's modifier before the next batch starts.
+a serial call's modifier before the next batch starts. A failed call cancels nothing: the rest
+of its batch finishes and later batches still run (SPEC §4.2).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, Sequence
 from .events import ToolQueuedEvent
 from .run_tool_use import ToolCallOutcome
 from .tool import ToolUseContext
-from .tool_call import ToolCall, TurnState, is_concurrency_safe_call, max_tool_use_concurrency
+from .tool_call import ToolCall, is_concurrency_safe_call, max_tool_use_concurrency
 
 
 @dataclass
@@ -53,8 +54,7 @@ class RunToolsResult:
 
 async def run_tools(blocks: Sequence[dict[str, Any]], ctx: ToolUseContext) -> RunToolsResult:
     """Run an assistant message's tool_use blocks after the stream, batch by batch."""
-    turn = TurnState()
-    calls = [ToolCall(b, turn) for b in blocks]
+    calls = [ToolCall(b) for b in blocks]
     for b in blocks:
         ctx.emit(ToolQueuedEvent(tool_use_id=b["id"], name=b.get("name", ""), input=b.get("input") or {}))
     cap = max_tool_use_concurrency()
@@ -75,15 +75,11 @@ async def _run_concurrently(group: list[ToolCall], ctx: ToolUseContext, cap: int
 
     async def limited(call: ToolCall) -> None:
         async with semaphore:
-            if call.turn.sibling_failure and not call.done:
-                call.finish_with(call.cancel_sibling_text(), "cancelled", ctx)
-                return
             await call.start(ctx)
 
     tasks = [asyncio.ensure_future(limited(c)) for c in group]
     abort_wait: asyncio.Future[None] | None = asyncio.ensure_future(ctx.abort.wait())
     pending: set[asyncio.Future[Any]] = set(tasks)
-    failure_seen = False
     try:
         while pending:
             waiting = pending | ({abort_wait} if abort_wait is not None else set())
@@ -92,11 +88,6 @@ async def _run_concurrently(group: list[ToolCall], ctx: ToolUseContext, cap: int
             if abort_wait is not None and abort_wait in done:
                 abort_wait = None  # fired once: do not wait on it again (it would spin)
                 _interrupt(group, ctx)
-            if group[0].turn.sibling_failure and not failure_seen:
-                failure_seen = True
-                for call in group:
-                    if not call.done and (not call.started or call.interrupt_behavior(ctx) == "cancel"):
-                        call.cancel(call.cancel_sibling_text())
     finally:
         if abort_wait is not None:
             abort_wait.cancel()

@@ -22,7 +22,7 @@ from .usage import Usage
 if TYPE_CHECKING:
     from ..models.base import Model
     from .hook_types import HookRunner
-    from .permission_types import Approver, CanUseTool
+    from .permission_types import Approver, CanUseTool, RuleSurface
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 
@@ -72,6 +72,8 @@ class RunConfig:
     compact_keep: int = 4
     """Assistant turns kept as they are by a compaction."""
     auto_compact: bool = True
+    rule_surface: "RuleSurface" = "python"
+    """``"cell"`` when the run comes from a ``%%agent`` cell: hints then name ``--allow``."""
     extra: dict[str, Any] = field(default_factory=dict)
     prompt_note: str | None = None
     """Facts about the world since the last run (e.g. what changed in the kernel), sent after the
@@ -110,6 +112,7 @@ class Session:
     (rules added by "Always allow", full outputs of cut results)."""
 
     def __init__(self, name: str = "default", *, cwd: Path | None = None, permissions: Any = None) -> None:
+        from .file_state import FileReadState
         from .results import ToolOutputStore
 
         self.name = name
@@ -131,6 +134,8 @@ class Session:
         self.scrubber = environment_scrubber()
         """The protected values (SPEC §5.6), read from the environment now; each run adds the
         credential its model uses. Every tool result and emitted event passes through it."""
+        self.file_reads = FileReadState()
+        """Files this conversation has read, for the read-before-edit rule (SPEC §10)."""
 
     # --- views ---------------------------------------------------------------------------
     def check_pairing(self) -> list[Any]:
@@ -167,6 +172,7 @@ class Session:
         self.messages.clear()
         self.runs.clear()
         self.context = ContextState()
+        self.file_reads.clear()  # a model that forgot the conversation has read nothing
         if self.store is not None:
             self.store.reset(self)
 
@@ -321,12 +327,13 @@ class Session:
             namespace=config.namespace,
             max_result_chars=config.max_result_chars,
             max_message_chars=config.max_message_chars,
+            rule_surface=config.rule_surface,
             extra=dict(config.extra),
         )
         return ToolUseContext(
             tools=pool, can_use_tool=can_use_tool, abort=abort, messages=list(self.messages),
             permissions=self.permissions, hooks=hooks, options=options, outputs=self.outputs,
-            emit=emit, session=self, flush_events=flush_events, scrubber=self.scrubber,
+            emit=emit, session=self, flush_events=flush_events, scrubber=self.scrubber, file_reads=self.file_reads,
         )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from .events import PermissionAskedEvent
-from .permission_types import Approver, ApprovalRequest, PermissionDecision
+from .permission_types import Approver, ApprovalRequest, PermissionDecision, how_to_allow
 from .run_tool_use import parse_input
 from .tool import Tool, ToolUseContext
 
@@ -46,7 +46,8 @@ class SimplePolicy:
         if self.approver is None:
             return PermissionDecision.deny(
                 f"Permission to use {tool.name} needs approval and nobody can approve in this run. "
-                f"Add --allow '{tool.name}' to allow it.", "policy", suggested_rule=tool.name)
+                f"To allow it, {how_to_allow(tool.name, ctx.options.rule_surface)}.", "policy",
+                suggested_rule=tool.name)
         request = ApprovalRequest(tool.name, input, tool_use_id, reason=f"{tool.name} is not allowed by any rule",
                                   suggested_rule=tool.name)
         ctx.emit(PermissionAskedEvent(tool_use_id=tool_use_id, name=tool.name, input=input, reason=request.reason,

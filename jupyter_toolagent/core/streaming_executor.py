@@ -5,6 +5,7 @@ call starts when nothing runs, or when it is safe and everything running is safe
 call waits for all running work and blocks everything queued after it (calls start in block
 order). Results come out in block order, and context modifiers are applied in block order as
 the completed prefix grows, so a call that starts after an unsafe one sees its effect.
+A failed call cancels nothing: the calls beside it finish and those queued after it still run.
 
 A block whose input was cut off is never executed: `add_truncated` gives it an error result.
 """
@@ -18,13 +19,12 @@ from .events import ToolQueuedEvent
 from .run_tool_use import ToolCallOutcome
 from .tool import ToolUseContext
 from .truncated_input import truncated_input_text
-from .tool_call import ToolCall, TurnState, is_concurrency_safe_call, max_tool_use_concurrency
+from .tool_call import ToolCall, is_concurrency_safe_call, max_tool_use_concurrency
 
 
 class StreamingToolExecutor:
     def __init__(self, ctx: ToolUseContext) -> None:
         self._ctx = ctx
-        self._turn = TurnState()
         self._calls: list[ToolCall] = []
         self._safe: dict[str, bool] = {}
         self._running: set[ToolCall] = set()
@@ -45,7 +45,7 @@ class StreamingToolExecutor:
     # --- feeding --------------------------------------------------------------------------
     def add(self, block: dict[str, Any]) -> None:
         """Queue a complete tool_use block and start it if the rules allow."""
-        call = ToolCall(block, self._turn)
+        call = ToolCall(block)
         self._calls.append(call)
         self._safe[call.id] = is_concurrency_safe_call(block, self._ctx)
         self._ctx.emit(ToolQueuedEvent(tool_use_id=call.id, name=call.name, input=block.get("input") or {}))
@@ -53,7 +53,7 @@ class StreamingToolExecutor:
 
     def add_truncated(self, block: dict[str, Any], why: str) -> None:
         """Record a block whose input was cut off: it gets an error result and never runs."""
-        call = ToolCall(block, self._turn)
+        call = ToolCall(block)
         self._calls.append(call)
         self._ctx.emit(ToolQueuedEvent(tool_use_id=call.id, name=call.name, input={}))
         call.finish_with(truncated_input_text(call.name, why), "invalid", self._ctx)
@@ -71,7 +71,7 @@ class StreamingToolExecutor:
         for call in self._calls:
             if call.done or call.task is not None:
                 continue
-            if self._ctx.abort.aborted or (self._turn.sibling_failure and not self._running):
+            if self._ctx.abort.aborted:
                 call.start(self._ctx)  # ends at once with a cancelled result, in order
                 self._track(call)
                 continue
@@ -92,11 +92,7 @@ class StreamingToolExecutor:
         call.task.add_done_callback(lambda _t, c=call: self._on_done(c))
 
     def _on_done(self, call: ToolCall) -> None:
-        self._running.discard(call)
-        if self._turn.sibling_failure:
-            for other in list(self._running):
-                if not other.started or other.interrupt_behavior(self._ctx) == "cancel":
-                    other.cancel(other.cancel_sibling_text())
+        self._running.discard(call)  # its failure, if any, is its own: nothing else is cancelled
         self._advance()
         self._schedule()
 

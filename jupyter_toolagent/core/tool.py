@@ -16,13 +16,15 @@ import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Iterable, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Literal, Mapping
 
 from pydantic import BaseModel
 
 from .abort import AbortSignal
 from .permission_types import PermissionDecision, PermissionSubject
 from .secrets import SecretScrubber, environment_scrubber
+from .file_state import FileReadState
+from .permission_types import PermissionDecision, PermissionSubject, RuleSurface
 
 if TYPE_CHECKING:
     from .events import AgentEvent
@@ -74,7 +76,6 @@ class Tool(ABC):
     description: str = ""
     input_model: type[BaseModel]
     interrupt_behavior: Literal["cancel", "block"] = "cancel"
-    cancels_siblings_on_error: ClassVar[bool] = False
     max_result_chars: int | None = None
     """Per-tool override of the result size budget (None: the session's budget)."""
 
@@ -177,6 +178,8 @@ class ToolOptions:
     max_result_chars: int = 50_000
     max_message_chars: int = 200_000
     hook_timeout: float = 60.0
+    rule_surface: "RuleSurface" = "python"
+    """Where rules are given (``Agent(allow=...)`` or ``%%agent --allow``), for the hints in denials."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -213,6 +216,9 @@ class ToolUseContext:
     scrubber: SecretScrubber = field(default_factory=environment_scrubber)
     """Replaces runs of protected values in every result, error and progress line
     (`run_tool_use` applies it); the session's, built when the session started."""
+    file_reads: FileReadState = field(default_factory=FileReadState)
+    """What the session has read of each file (the session's own object: Edit and Write refuse
+    to change a file it has not read, or that changed since, SPEC §10)."""
 
     def replace(self, **changes: Any) -> "ToolUseContext":
         return dataclasses.replace(self, **changes)

@@ -1,15 +1,18 @@
 """One scheduled call: the task that runs `run_tool_use`, and the one result it must end in.
 
 Both schedulers (`run_tools` after the stream, `StreamingToolExecutor` during it) use
-`ToolCall`, so cancellation, sibling failure and "never ran" are written the same way whichever
-path handled the message. A `ToolCall` always ends with exactly one `ToolCallOutcome`.
+`ToolCall`, so cancellation and "never ran" are written the same way whichever path handled the
+message. A `ToolCall` always ends with exactly one `ToolCallOutcome`.
+
+A failed call cancels nothing (SPEC §4.2): calls beside it finish and calls queued after it
+still run. Cancelling siblings on a shell error turned most reported errors into collateral
+cancellations of calls that had nothing wrong with them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from .events import ToolFinishedEvent, ToolStartedEvent, ToolStatus
@@ -42,19 +45,11 @@ def is_concurrency_safe_call(block: dict[str, Any], ctx: ToolUseContext) -> bool
         return False
 
 
-@dataclass
-class TurnState:
-    """What calls of one assistant message share: the first failure that cancels siblings."""
-
-    sibling_failure: str | None = None
-
-
 class ToolCall:
-    def __init__(self, block: dict[str, Any], turn: TurnState, *, batch: int | None = None) -> None:
+    def __init__(self, block: dict[str, Any], *, batch: int | None = None) -> None:
         self.block = block
         self.id: str = block["id"]
         self.name: str = block.get("name", "")
-        self.turn = turn
         self.batch = batch
         self.started = False
         self.task: asyncio.Task[None] | None = None
@@ -84,10 +79,6 @@ class ToolCall:
                              "interrupted" if self.started else "cancelled", ctx)
 
     async def _run(self, ctx: ToolUseContext) -> None:
-        if self.turn.sibling_failure:
-            self.finish_with(f"Cancelled: {self.turn.sibling_failure}. {self.name} did not run.", "cancelled", ctx)
-            return
-
         def emit(event: Any) -> None:
             if isinstance(event, ToolStartedEvent) and event.tool_use_id == self.id:
                 self.started = True
@@ -105,10 +96,6 @@ class ToolCall:
                 "error", started=self.started,
             )
         self._set(outcome, ctx)
-        tool = ctx.tools.find(self.name)
-        if outcome.is_error and outcome.started and tool is not None and tool.cancels_siblings_on_error:
-            if self.turn.sibling_failure is None:
-                self.turn.sibling_failure = f"{self.name} ({self.id}) failed, which cancels the calls around it"
 
     def interrupted_text(self, ctx: ToolUseContext) -> str:
         reason = ctx.abort.reason or "interrupted"
@@ -138,8 +125,3 @@ class ToolCall:
                 duration=outcome.duration, captured_output=outcome.captured_output,
             )
         )
-
-    def cancel_sibling_text(self) -> str:
-        if self.started:
-            return f"{self.turn.sibling_failure}. {self.name} was interrupted and may have partly run."
-        return f"Cancelled: {self.turn.sibling_failure}. {self.name} did not run."

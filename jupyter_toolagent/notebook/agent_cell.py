@@ -119,6 +119,7 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         dry_run=options.dry_run,
         context_window=magics.context_window or None,
         compact_at=magics.compact_at,
+        rule_surface="cell",
         extra=kernel_extras(shell),
         prompt_note=kernel_change_note(shell, session),
     )

@@ -22,7 +22,7 @@ from typing import Callable
 import ipywidgets as widgets
 
 from ..core.abort import AbortSignal
-from ..core.permission_types import ApprovalRequest, ApprovalResponse
+from ..core.permission_types import ApprovalRequest, ApprovalResponse, how_to_allow
 from . import static_render as sr
 from .view_state import Ask
 
@@ -195,7 +195,7 @@ async def deny_without_front_end(request: ApprovalRequest) -> ApprovalResponse:
         "deny",
         reason=(
             f"Not allowed: {request.reason or 'this call needs approval'}. No interactive front end can "
-            f"approve it here; to allow it, run the cell with --allow '{rule}'."
+            f"approve it here; to allow it, {how_to_allow(rule, 'cell')} to the cell's `%%agent` line."
         ),
         decided_by="policy",
     )

@@ -5,6 +5,7 @@
     shell_braces.py   words brace-expanded and unquoted as bash does (bracex), bounded
     shell_wrappers.py ``time``/``timeout``/``nice``/``nohup``/``env NAME=v`` stripped for matching
     shell_readonly.py which shell commands are read-only
+    shell_exit.py     exit codes that answer "no" (``grep`` 1 = no match), found on the parse tree
     shell_rules.py    ``Bash(...)`` matching: lenient for deny/ask, strict for allow
     shell_unwrap.py   every command a command may run (runners, ``sh -c``, ``env -S``, ``trap`` …)
     shell_git.py      what git runs besides git (``-c core.pager=…``, ``rebase --exec`` …), and

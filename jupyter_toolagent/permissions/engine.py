@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ..core.permission_types import FileAccess, NotebookEdit, PermissionDecision, PermissionSubject, ShellCommand
 from ..core.tool import ToolPool
 from .context import ACCEPT_EDITS_GRANT, PermissionContext
-from .modes import apply_mode
+from .modes import apply_mode, rule_surface
 from .paths import compile_pattern, is_inside, path_rule_content, resolve_path
 from .read_safety import check_file_read, read_auto_allowed
 from .rules import RuleBehavior, RuleEntry, parse_rule
@@ -138,7 +138,8 @@ async def decide(
         isinstance(call.subject, FileAccess) and call.subject.access == "edit"
         and call.path is not None and is_inside(call.path, perms.cwd)
     ) or isinstance(call.subject, NotebookEdit)  # the open notebook: an edit acceptEdits allows
-    return apply_mode(decision, perms.mode, read_only=call.read_only, edit_inside_cwd=edit_inside, tool_name=tool.name)
+    return apply_mode(decision, perms.mode, read_only=call.read_only, edit_inside_cwd=edit_inside, tool_name=tool.name,
+                      surface=rule_surface(ctx))
 
 
 def visible_tools(pool: ToolPool, ctx: "PermissionContext | ToolUseContext | None") -> ToolPool:

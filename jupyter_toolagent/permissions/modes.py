@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from ..core.permission_types import PermissionDecision
+from ..core.permission_types import PermissionDecision, RuleSurface, how_to_allow
 from ..errors import ConfigError
 
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
@@ -37,10 +37,17 @@ def parse_mode(text: str) -> Mode:
     return mode  # type: ignore[return-value]
 
 
-def allow_hint(decision: PermissionDecision) -> str:
-    """What a person can do so that this ask no longer happens."""
+def rule_surface(ctx: object) -> RuleSurface:
+    """The surface a context's run was configured on (``python`` when it does not say)."""
+    surface = getattr(getattr(ctx, "options", None), "rule_surface", "python")
+    return "cell" if surface == "cell" else "python"
+
+
+def allow_hint(decision: PermissionDecision, surface: RuleSurface = "python") -> str:
+    """What a person can do so that this ask no longer happens, said for the surface in use
+    (``allow=[...]`` for `Agent`, ``--allow`` in a cell)."""
     if decision.suggested_rule:
-        return f"To allow it, add `--allow '{decision.suggested_rule}'`."
+        return f"To allow it, {how_to_allow(decision.suggested_rule, surface)}."
     if decision.decided_by == "rule" and decision.rule:
         return f"It asks because of the rule `{decision.rule}`; remove that rule to stop asking."
     if decision.decided_by == "safety":
@@ -57,6 +64,7 @@ def apply_mode(
     read_only: bool,
     edit_inside_cwd: bool,
     tool_name: str,
+    surface: RuleSurface = "python",
 ) -> PermissionDecision:
     """Map the rule engine's decision through ``mode``."""
     if mode == "plan" and not read_only and decision.behavior != "deny":
@@ -68,7 +76,7 @@ def apply_mode(
         return decision
     if mode == "dontAsk":
         return PermissionDecision.deny(
-            f"{tool_name} was not run: {decision.message.rstrip('.')}. {DONT_ASK_DENIAL} {allow_hint(decision)}",
+            f"{tool_name} was not run: {decision.message.rstrip('.')}. {DONT_ASK_DENIAL} {allow_hint(decision, surface)}",
             "mode", rule=decision.rule, suggested_rule=decision.suggested_rule,
         )
     if mode == "acceptEdits" and edit_inside_cwd and decision.decided_by == "default":

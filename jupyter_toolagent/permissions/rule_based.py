@@ -25,7 +25,7 @@ from ..core.permission_types import ApprovalRequest, ApprovalResponse, Approver,
 from ..errors import RuleSyntaxError
 from .context import ACCEPT_EDITS_GRANT, PermissionContext
 from .engine import always_allow_grant, decide, permission_context
-from .modes import allow_hint
+from .modes import allow_hint, rule_surface
 
 if TYPE_CHECKING:
     from ..core.tool import Tool, ToolUseContext
@@ -64,7 +64,7 @@ class RuleBasedPermissions:
         if self.approver is None or not self.interactive:
             return PermissionDecision.deny(
                 f"{tool.name} was not run: {decision.message.rstrip('.')}. It needs approval and nobody can approve "
-                f"in this run. {allow_hint(decision)}",
+                f"in this run. {allow_hint(decision, rule_surface(ctx))}",
                 "policy", rule=decision.rule, suggested_rule=decision.suggested_rule,
             )
         grant = always_allow_grant(tool, input, ctx, decision)

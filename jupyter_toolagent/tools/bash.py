@@ -1,6 +1,6 @@
 """`Bash`: run a shell command in the working directory and report its exit code and output.
 
-The command runs in its own process group, so a timeout, a Stop or a cancelled sibling kills the
+The command runs in its own process group, so a timeout, a Stop or a kernel interrupt kills the
 whole pipeline and whatever it started, not just the shell. Output is kept head and tail within
 a fixed size however much the command prints (the start says what ran, the end how it ended).
 Output that background jobs write to the command's pipes is collected for at most a second after
@@ -68,6 +68,19 @@ class BashInput(BaseModel):
     description: str | None = Field(None, description="A few words on what the command does, shown to the user.")
 
 
+def exit_answer(command: str, exit_code: int | None) -> str | None:
+    """What a "no" exit code answers (``grep`` 1: "no match"), or None when it is a failure
+    (also when the permission package's shell parser is missing or fails)."""
+    try:
+        from ..permissions.shell_exit import no_answer
+    except ImportError:
+        return None
+    try:
+        return no_answer(command, exit_code)
+    except Exception:
+        return None
+
+
 def is_read_only_shell_command(command: str) -> bool:
     """The permission package's classification; not read-only if it is missing or fails."""
     try:
@@ -84,13 +97,13 @@ class Bash(Tool):
     name = "Bash"
     description = (
         "Run a bash command in the working directory. Returns its output; a non-zero exit code is an error that "
-        "shows the exit code, stdout and stderr. Default timeout 120 s (max 600). Output is cut to the first and "
+        "shows the exit code, stdout and stderr, except where it means \"no\" (grep/rg 1: no match, diff/cmp 1: "
+        "differ, test/[ 1: false). Default timeout 120 s (max 600). Output is cut to the first and "
         "last parts when long. Each command runs in a sandbox: one allowed because it only reads sees a read-only "
         "file system and no network; an approved one may write the working directory. Background jobs (cmd &) end "
         "when the command returns."
     )
     input_model = BashInput
-    cancels_siblings_on_error: ClassVar[bool] = True
 
     def is_read_only(self, input: BaseModel) -> bool:
         assert isinstance(input, BashInput)
@@ -113,8 +126,11 @@ class Bash(Tool):
         policy, label = confinement(input.command, ctx, cwd)
         progress.label(label)
         outcome = await run_command(input.command, cwd, timeout, progress, sandbox=policy)
-        text = outcome.text() if outcome.ok else f"{outcome.text()}\n[{label}]"
-        return ToolResult(text, is_error=not outcome.ok)
+        if not outcome.ok and not outcome.timed_out:
+            outcome.answer = exit_answer(input.command, outcome.exit_code)
+        failed = not outcome.ok and outcome.answer is None
+        text = f"{outcome.text()}\n[{label}]" if failed else outcome.text()
+        return ToolResult(text, is_error=failed)
 
 
 def confinement(command: str, ctx: ToolUseContext, cwd: Path) -> "tuple[SandboxPolicy | None, str]":
@@ -137,6 +153,8 @@ class CommandOutcome:
     timeout: float
     timed_out: bool = False
     background_running: bool = False
+    answer: str | None = None
+    """Set when a non-zero exit code is an answer, not a failure (``grep`` 1: "no match")."""
 
     @property
     def ok(self) -> bool:
@@ -147,10 +165,12 @@ class CommandOutcome:
         if self.background_running:
             notes.append(f"(Background processes still hold the output; what they print after {BACKGROUND_GRACE:g} s "
                          "is not collected.)")
-        if self.ok:
+        if self.ok or self.answer is not None:
             parts = [self.stdout.rstrip("\n")]
             if self.stderr.strip():
                 parts.append(f"[stderr]\n{self.stderr.rstrip()}")
+            if self.answer is not None:
+                parts.append(f"(exit code {self.exit_code}: {self.answer})")
             return "\n".join(p for p in [*parts, *notes] if p)
         if self.timed_out:
             head = f"Command timed out after {self.timeout:g} s; its process group was killed."
@@ -252,10 +272,10 @@ async def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float,
             _kill_group(proc.pid)
             await _exited(proc)
         done, _ = await asyncio.wait({readers}, timeout=BACKGROUND_GRACE)
-    except BaseException:  # Stop, a failed sibling, a kernel interrupt: nothing may outlive the call
+    except BaseException:  # Stop, a cancelled call, a kernel interrupt: nothing may outlive the call
         _kill_group(proc.pid)
-        readers.cancel()
         _close(proc)
+        await _stop_readers(readers)
         raise
     background = not done
     if background:
@@ -266,6 +286,18 @@ async def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float,
     _close(proc)
     throttle.flush()
     return CommandOutcome(proc.returncode, out.getvalue(), err.getvalue(), timeout, timed_out, background and not timed_out)
+
+
+async def _stop_readers(readers: "asyncio.Future[object]") -> None:
+    """Cancel the output readers and wait for them: a cancelled gather that nobody awaits logs
+    "_GatheringFuture exception was never retrieved" when it is collected. Retrieving its
+    outcome in a callback too covers a second cancellation arriving during the wait."""
+    readers.add_done_callback(lambda f: f.cancelled() or f.exception())
+    readers.cancel()
+    try:
+        await asyncio.gather(readers, return_exceptions=True)
+    except BaseException:
+        pass
 
 
 async def _exited(proc: asyncio.subprocess.Process) -> None:

@@ -4,6 +4,7 @@ Lines are read lazily from ``offset`` for ``limit`` lines, so the first lines of
 what the first lines of a small file cost. Very long lines are cut (minified JSON, data dumps).
 Binary files are refused with a message rather than sent as noise; PNG, JPEG, GIF and WebP come
 back as image blocks. Only regular files are read: a FIFO or device would block the call.
+A successful Read records what the file is now, which Edit and Write require (`read_guard`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.file_state import FileStamp
 from ..core.results import sniff_image
 from ..core.tool import Progress, ToolResult, ToolUseContext
 from .images import MAX_IMAGE_BYTES, bytes_to_blocks
 from .paths import FileTool
+from .read_guard import record_seen
 
 __all__ = ["Read", "ReadInput"]
 
@@ -48,7 +51,18 @@ class Read(FileTool):
     async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         assert isinstance(input, ReadInput)
         path = self.target(input, ctx)
-        return await asyncio.to_thread(_read, path, input.file_path, input.offset or 1, input.limit or DEFAULT_LIMIT)
+        result, stamp = await asyncio.to_thread(_read_and_stamp, path, input.file_path, input.offset or 1,
+                                                input.limit or DEFAULT_LIMIT)
+        if not result.is_error:
+            record_seen(ctx, path, stamp)  # Edit and Write may now change it (SPEC §10)
+        return result
+
+
+def _read_and_stamp(path: Path, shown: str, offset: int, limit: int) -> tuple[ToolResult, FileStamp | None]:
+    """The result and the file's stamp, taken *before* the content: a change in between makes
+    the stamp older than what the model saw, so Edit asks for a new Read (the safe side)."""
+    stamp = FileStamp.of_path(path)
+    return _read(path, shown, offset, limit), stamp
 
 
 def _read(path: Path, shown: str, offset: int, limit: int) -> ToolResult:

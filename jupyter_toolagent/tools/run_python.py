@@ -23,7 +23,7 @@ around it (their inputs were likely planned on this call's success).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -58,7 +58,6 @@ class RunPython(Tool):
         "instead of printing whole objects (InspectVariable is often better)."
     )
     input_model = RunPythonInput
-    cancels_siblings_on_error: ClassVar[bool] = True
 
     async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         assert isinstance(input, RunPythonInput)

@@ -2,6 +2,9 @@
 
 The result is a one-line summary (created or overwritten, lines, bytes), not the content: the
 model already has the content, and echoing it would double the tokens of every write.
+
+Overwriting an existing file requires that this session Read it and that it has not changed
+since (`read_guard`); creating a new file needs no Read.
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.file_state import FileStamp
 from ..core.tool import Progress, ToolResult, ToolUseContext
 from .paths import FileTool
+from .read_guard import not_read_refusal, record_written
 
 __all__ = ["Write", "WriteInput", "write_file"]
 
@@ -33,16 +38,31 @@ class Write(FileTool):
     access = "edit"
     path_field = "file_path"
 
+    async def validate_input(self, input: BaseModel, ctx: ToolUseContext) -> str | None:
+        assert isinstance(input, WriteInput)
+        return await asyncio.to_thread(not_read_refusal, ctx, self.target(input, ctx), input.file_path,
+                                       action="overwrite")
+
     async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         assert isinstance(input, WriteInput)
         path = self.target(input, ctx)
         if path.is_dir():
             return ToolResult(f"{input.file_path} is a directory; give a file path.", is_error=True)
+
+        def guarded_write() -> ToolResult:
+            if path.is_file():  # checked again now: it may have changed while the approval was pending
+                refusal = not_read_refusal(ctx, path, input.file_path, action="overwrite",
+                                           current=FileStamp.of_path(path))
+                if refusal is not None:
+                    return ToolResult(refusal, is_error=True)
+            summary = write_file(path, input.content)
+            record_written(ctx, path, input.content.encode("utf-8"))
+            return ToolResult(f"{summary} {input.file_path}")
+
         try:
-            summary = await asyncio.to_thread(write_file, path, input.content)
+            return await asyncio.to_thread(guarded_write)
         except OSError as exc:
             return ToolResult(f"Cannot write {input.file_path}: {exc.strerror or exc}.", is_error=True)
-        return ToolResult(f"{summary} {input.file_path}")
 
 
 def write_file(path: Path, content: str) -> str:

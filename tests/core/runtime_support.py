@@ -78,7 +78,6 @@ class Probe(Tool):
         delay: float = 0.0,
         behavior: Literal["cancel", "block"] = "cancel",
         fail: str | None = None,
-        cancels_siblings: bool = False,
         output: Callable[[TagInput, ToolUseContext], Any] | None = None,
         started: asyncio.Event | None = None,
     ) -> None:
@@ -90,7 +89,6 @@ class Probe(Tool):
         self.delay = delay
         self.interrupt_behavior = behavior
         self.fail = fail
-        self.cancels_siblings_on_error = cancels_siblings  # type: ignore[misc]
         self.output = output
         self.started = started
         self.calls: list[str] = []

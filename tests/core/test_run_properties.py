@@ -1,9 +1,9 @@
 """Properties of whole runs over generated conversations.
 
 Each example is one `Session.run` against a scripted model whose assistant turns mix text and
-tool_use blocks: known and unknown tools, valid and invalid inputs, tools that raise, that
-cancel their siblings, that block on abort, calls the policy denies, and a Stop at a random
-moment. After every run:
+tool_use blocks: known and unknown tools, valid and invalid inputs, tools that raise beside
+others (a failure cancels nothing), that block on abort, calls the policy denies, and a Stop at
+a random moment. After every run:
 
 * the transcript passes `check_pairing` once normalised, and every tool_use has exactly one
   tool_result;
@@ -46,13 +46,11 @@ class SideEffect(Tool):
 
     input_model = CallInput
 
-    def __init__(self, name: str, effects: list[str], *, safe: bool, behavior: str = "cancel",
-                 cancels_siblings: bool = False) -> None:
+    def __init__(self, name: str, effects: list[str], *, safe: bool, behavior: str = "cancel") -> None:
         self.name = name
         self.effects = effects
         self.safe = safe
         self.interrupt_behavior = behavior  # type: ignore[assignment]
-        self.cancels_siblings_on_error = cancels_siblings  # type: ignore[misc]
 
     def is_concurrency_safe(self, input: BaseModel) -> bool:
         return self.safe
@@ -75,7 +73,7 @@ def make_tools(effects: list[str]) -> list[Tool]:
         SideEffect("Look", effects, safe=True),
         SideEffect("Keep", effects, safe=True, behavior="block"),
         SideEffect("Change", effects, safe=False),
-        SideEffect("Shell", effects, safe=True, cancels_siblings=True),
+        SideEffect("Shell", effects, safe=True),
     ]
 
 

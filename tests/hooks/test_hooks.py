@@ -433,7 +433,7 @@ async def test_session_wiring_uses_the_default_registry_and_the_rule_engine(clea
                for b in m["content"] if b.get("type") == "tool_result"}
     assert python.ran == ["1 + 1"] and not results["toolu_py"].get("is_error")
     assert results["toolu_rm"]["is_error"] and "Bash(rm:*)" in str(results["toolu_rm"]["content"])
-    assert results["toolu_push"]["is_error"] and "--allow 'Bash(git push:*)'" in str(results["toolu_push"]["content"])
+    assert results["toolu_push"]["is_error"] and "allow=[\"Bash(git push:*)\"]" in str(results["toolu_push"]["content"])
     assert shell.recorded == []
     perms = agent.session.permissions
     assert [(d.tool_use_id, d.behavior, d.decided_by) for d in perms.decisions] == [

@@ -181,3 +181,14 @@ def test_settings_file_mode_is_not_overridden_by_the_config_default(agent_shell,
     result = current_session(agent_shell).messages[2]["content"][0]
     assert result["is_error"] and "PLANNED" not in agent_shell.user_ns
     assert "plan" in json.dumps(result["content"])
+
+
+def test_a_denial_in_a_cell_names_the_allow_flag(agent_shell) -> None:
+    agent_shell.user_ns["run_turns"] = [[tool_use_block("RunPython", {"code": "1 + 1"}, id="toolu_p")], "Not run."]
+    run(agent_shell, "%%agent --script run_turns --new\nadd")
+    session = current_session(agent_shell)
+    result = next(b for m in session.messages if m["role"] == "user" and isinstance(m["content"], list)
+                  for b in m["content"] if b.get("type") == "tool_result")
+    text = result["content"] if isinstance(result["content"], str) else " ".join(b["text"] for b in result["content"])
+    assert result["is_error"] is True
+    assert "To allow it, add `--allow 'RunPython'`." in text and "Agent(" not in text

@@ -58,7 +58,7 @@ async def test_dont_ask_denial_says_how_to_allow(perms: PermissionContext) -> No
     decision = await run(perms, BASH, {"command": "rm -rf build"})
     assert decision.behavior == "deny" and decision.decided_by == "mode"
     assert "Mode dontAsk denies every call that would need approval." in decision.message
-    assert "To allow it, add `--allow 'Bash(rm -rf build)'`." in decision.message
+    assert 'To allow it, pass `allow=["Bash(rm -rf build)"]` to `Agent(...)`.' in decision.message
 
 
 @pytest.mark.asyncio

@@ -48,7 +48,7 @@ async def test_no_approver_denies_at_once_naming_the_rule(perms: PermissionConte
     decision = await ask(policy, perms, BASH, {"command": "git push origin main"})
     assert time.perf_counter() - start < 1
     assert (decision.behavior, decision.decided_by) == ("deny", "policy")
-    assert "To allow it, add `--allow 'Bash(git push:*)'`." in decision.message
+    assert 'To allow it, pass `allow=["Bash(git push:*)"]` to `Agent(...)`.' in decision.message
     assert "nobody can approve" in decision.message
     assert approver.requests == []
     assert perms.decisions[-1].decided_by == "policy"

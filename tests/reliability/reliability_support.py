@@ -33,13 +33,12 @@ class SideEffect(Tool):
     input_model = TagInput
 
     def __init__(self, name: str, effects: list[str], *, safe: bool, behavior: str = "cancel",
-                 cancels_siblings: bool = False, gauge: "Gauge | None" = None) -> None:
+                 gauge: "Gauge | None" = None) -> None:
         self.name = name
         self.description = f"reliability probe {name}"
         self.effects = effects
         self.safe = safe
         self.interrupt_behavior = behavior  # type: ignore[assignment]
-        self.cancels_siblings_on_error = cancels_siblings  # type: ignore[misc]
         self.gauge = gauge
 
     def is_concurrency_safe(self, input: BaseModel) -> bool:
@@ -80,13 +79,13 @@ class Gauge:
 
 
 def probe_tools(effects: list[str], gauge: Gauge | None = None) -> list[Tool]:
-    """Look (safe), Keep (safe, finishes on abort), Change (unsafe), Shell (safe, its error
-    cancels its siblings)."""
+    """Look (safe), Keep (safe, finishes on abort), Change (unsafe), Shell (safe; like every
+    failure, its error cancels nothing)."""
     return [
         SideEffect("Look", effects, safe=True, gauge=gauge),
         SideEffect("Keep", effects, safe=True, behavior="block", gauge=gauge),
         SideEffect("Change", effects, safe=False, gauge=gauge),
-        SideEffect("Shell", effects, safe=True, cancels_siblings=True, gauge=gauge),
+        SideEffect("Shell", effects, safe=True, gauge=gauge),
     ]
 
 

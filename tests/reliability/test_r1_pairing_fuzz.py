@@ -6,7 +6,7 @@ generated plan. Plans mix text and tool_use blocks: known and unknown tools, val
 and truncated inputs (raw-event turns that stop with ``max_tokens`` inside a tool's JSON, with
 and without its ``content_block_stop``; a connection cut inside a tool's JSON; a stream
 without ``message_stop``; an error event mid-stream; a 429), repeated tool_use ids, tools that
-raise, sleep, finish on abort or cancel their siblings, calls the policy denies, and a Stop or
+raise (cancelling nothing), sleep, finish on abort, calls the policy denies, and a Stop or
 a kernel-interrupt-style cancellation at a random point, mid-stream included.
 
 After each conversation:

@@ -49,7 +49,6 @@ def test_safety_flags_of_the_fixed_tools() -> None:
         safe = name in ("ListVariables", "InspectVariable", "Read", "Glob", "Grep", "NotebookCells")
         assert tool.is_read_only(parsed) is safe, name
         assert tool.is_concurrency_safe(parsed) is safe, name
-    assert tools["RunPython"].cancels_siblings_on_error and tools["Bash"].cancels_siblings_on_error
 
 
 def test_importing_the_tools_imports_no_heavy_library() -> None:
