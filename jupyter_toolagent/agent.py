@@ -6,7 +6,7 @@ import asyncio
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .core.abort import AbortSignal
 from .core.events import AgentEvent, RunFinishedEvent
@@ -17,6 +17,26 @@ from .core.usage import Usage
 from .models.base import Model
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
+
+
+def _mcp_servers(servers: Mapping[str, Any] | None, cwd: Path) -> Any:
+    """The agent's MCP servers, or None when neither ``mcp_servers`` nor a project file names
+    any (the ``mcp`` SDK is then not even imported)."""
+    if not servers and not (cwd / ".mcp.json").is_file() and not _settings_mention_mcp(cwd):
+        return None
+    from .mcp import McpServers
+
+    return McpServers.from_mapping(servers or {}, source="agent", cwd=cwd)
+
+
+def _settings_mention_mcp(cwd: Path) -> bool:
+    from .permissions.settings import find_settings_file
+
+    path = find_settings_file(cwd)
+    try:
+        return path is not None and "mcpServers" in path.read_text(encoding="utf-8")
+    except OSError:
+        return False
 
 
 def default_model_name() -> str:
@@ -51,6 +71,7 @@ class Agent:
         max_tokens: int = 8192,
         cwd: str | Path | None = None,
         session: Session | None = None,
+        mcp_servers: Mapping[str, Any] | None = None,
         **extra: Any,
     ) -> None:
         if model is None or isinstance(model, str):
@@ -63,11 +84,14 @@ class Agent:
         self._builtin = builtin_tools
         self.namespace = namespace
         self.session = session or Session(cwd=Path(cwd) if cwd else None)
+        self.mcp = _mcp_servers(mcp_servers, self.session.cwd)
+        """The MCP servers (`jupyter_toolagent.mcp.McpServers`): ``mcp_servers`` and the project's."""
         self.config = RunConfig(
             model=model, max_turns=max_turns, max_tokens=max_tokens, system=system, mode=mode,
             allow=allow, deny=deny, ask=ask, approver=approver, interactive=approver is not None,
             hooks=hooks, can_use_tool=can_use_tool, cwd=Path(cwd) if cwd else None, namespace=namespace,
             tool_provider=self._provide_tools, extra=dict(extra),
+            tool_sources=[self.mcp] if self.mcp is not None else [],
         )
         self._check_rule_tools({"allow": allow, "deny": deny, "ask": ask})
 
@@ -122,16 +146,42 @@ class Agent:
 
     async def stream(self, prompt: str, *, abort: AbortSignal | None = None) -> Any:
         """Yield the run's events (see `jupyter_toolagent.core.events`)."""
+        for notice in await self._start_mcp_servers():
+            yield notice
         async for event in self.session.run(prompt, self.config, abort=abort):
             yield event
 
     async def run(self, prompt: str, *, abort: AbortSignal | None = None,
                   on_event: Callable[[AgentEvent], None] | None = None) -> RunRecord:
         """Run ``prompt`` to the end and return its record (events, usage, finish reason)."""
-        async for event in self.session.run(prompt, self.config, abort=abort):
+        async for event in self.stream(prompt, abort=abort):
             if on_event is not None:
                 on_event(event)
         return self.session.runs[-1]
+
+    async def _start_mcp_servers(self) -> list[AgentEvent]:
+        """MCP servers start lazily, before the first run that can use them; a server that
+        cannot start is one notice, and the run goes on without it."""
+        if self.mcp is None:
+            return []
+        from .core.events import NoticeEvent
+        from .permissions import PermissionContext
+
+        if self.session.permissions is None:
+            self.session.permissions = PermissionContext.from_sources(cwd=self.config.cwd or self.session.cwd)
+        problems = await self.mcp.prepare_headless(
+            self.config.cwd or self.session.cwd, self.session.permissions.settings,
+            [*self.config.allow, *(str(e.rule) for e in self.session.permissions.entries("allow"))])
+        return [NoticeEvent(level="warning", text=p) for p in problems]
+
+    def close(self) -> None:
+        """Stop this agent's MCP servers (their processes, by process group)."""
+        if self.mcp is not None:
+            self.mcp.close()
+
+    async def aclose(self) -> None:
+        if self.mcp is not None:
+            await self.mcp.aclose()
 
     def run_sync(self, prompt: str, **kw: Any) -> RunRecord:
         """`run` for code that is not async. Inside a running event loop (a notebook cell) the

@@ -41,6 +41,8 @@ class RunConfig:
     tool_provider: Callable[[], Sequence[Any]] | None = None
     """Called before *every* model request: the tools that exist right now (`Tool` objects,
     ``@tool`` functions or plain functions)."""
+    tool_sources: Sequence[Any] = ()
+    """`ToolSource`s (e.g. MCP servers), each asked for its tools before *every* request."""
     tool_names: Sequence[str] | None = None
     """If set, only these tools are visible (``--tools``)."""
     mode: PermissionMode | None = None
@@ -247,6 +249,8 @@ class Session:
         from .tool import ToolOptions, ToolPool, ToolUseContext
 
         tools = [as_tool(t) for t in config.tool_provider()] if config.tool_provider is not None else []
+        for source in config.tool_sources:
+            tools.extend(source.tools())
         pool = ToolPool([*tools, ReadToolOutput()])
         if config.tool_names is not None:
             keep = set(config.tool_names) | {"ReadToolOutput"}
