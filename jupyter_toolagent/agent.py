@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import threading
 from pathlib import Path
@@ -20,23 +21,10 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 
 
 def _mcp_servers(servers: Mapping[str, Any] | None, cwd: Path) -> Any:
-    """The agent's MCP servers, or None when neither ``mcp_servers`` nor a project file names
-    any (the ``mcp`` SDK is then not even imported)."""
-    if not servers and not (cwd / ".mcp.json").is_file() and not _settings_mention_mcp(cwd):
-        return None
+    """The agent's MCP servers (`McpServers`; the ``mcp`` SDK itself loads only once one starts)."""
     from .mcp import McpServers
 
     return McpServers.from_mapping(servers or {}, source="agent", cwd=cwd)
-
-
-def _settings_mention_mcp(cwd: Path) -> bool:
-    from .permissions.settings import find_settings_file
-
-    path = find_settings_file(cwd)
-    try:
-        return path is not None and "mcpServers" in path.read_text(encoding="utf-8")
-    except OSError:
-        return False
 
 
 def default_model_name() -> str:
@@ -91,7 +79,7 @@ class Agent:
             allow=allow, deny=deny, ask=ask, approver=approver, interactive=approver is not None,
             hooks=hooks, can_use_tool=can_use_tool, cwd=Path(cwd) if cwd else None, namespace=namespace,
             tool_provider=self._provide_tools, extra=dict(extra),
-            tool_sources=[self.mcp] if self.mcp is not None else [],
+            tool_sources=[self.mcp],
         )
         self._check_rule_tools({"allow": allow, "deny": deny, "ask": ask})
 
@@ -146,9 +134,9 @@ class Agent:
 
     async def stream(self, prompt: str, *, abort: AbortSignal | None = None) -> Any:
         """Yield the run's events (see `jupyter_toolagent.core.events`)."""
-        for notice in await self._start_mcp_servers():
-            yield notice
-        async for event in self.session.run(prompt, self.config, abort=abort):
+        problems = await self._start_mcp_servers()
+        config = dataclasses.replace(self.config, notices=problems) if problems else self.config
+        async for event in self.session.run(prompt, config, abort=abort):
             yield event
 
     async def run(self, prompt: str, *, abort: AbortSignal | None = None,
@@ -159,12 +147,9 @@ class Agent:
                 on_event(event)
         return self.session.runs[-1]
 
-    async def _start_mcp_servers(self) -> list[AgentEvent]:
+    async def _start_mcp_servers(self) -> list[str]:
         """MCP servers start lazily, before the first run that can use them; a server that
         cannot start is one notice, and the run goes on without it."""
-        if self.mcp is None:
-            return []
-        from .core.events import NoticeEvent
         from .permissions import PermissionContext
 
         if self.session.permissions is None:
@@ -172,16 +157,14 @@ class Agent:
         problems = await self.mcp.prepare_headless(
             self.config.cwd or self.session.cwd, self.session.permissions.settings,
             [*self.config.allow, *(str(e.rule) for e in self.session.permissions.entries("allow"))])
-        return [NoticeEvent(level="warning", text=p) for p in problems]
+        return problems
 
     def close(self) -> None:
         """Stop this agent's MCP servers (their processes, by process group)."""
-        if self.mcp is not None:
-            self.mcp.close()
+        self.mcp.close()
 
     async def aclose(self) -> None:
-        if self.mcp is not None:
-            await self.mcp.aclose()
+        await self.mcp.aclose()
 
     def run_sync(self, prompt: str, **kw: Any) -> RunRecord:
         """`run` for code that is not async. Inside a running event loop (a notebook cell) the

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Literal, Sequence
 
 from .abort import AbortSignal
-from .events import AgentEvent, RunFinishedEvent
+from .events import AgentEvent, NoticeEvent, RunFinishedEvent
 from .request_log import RequestLog
 from .usage import Usage
 
@@ -63,6 +63,9 @@ class RunConfig:
     max_result_chars: int = 50_000
     max_message_chars: int = 200_000
     extra: dict[str, Any] = field(default_factory=dict)
+    notices: Sequence[str] = ()
+    """Problems found while preparing this run (a tool source that could not start …): shown
+    as warnings at its start, recorded with its events."""
 
 
 @dataclass
@@ -170,6 +173,8 @@ class Session:
             except asyncio.TimeoutError:
                 pass
 
+        for text in config.notices:
+            emit(NoticeEvent(level="warning", text=text))
         base_mode = perms.base_mode
         if mode is not None:
             perms.base_mode = mode

@@ -7,9 +7,19 @@ streamable HTTP, every server's tools offered fresh at every request.
 long call blocks the kernel.
 """
 
+from typing import Any
+
 from .config import McpConfigError, McpServerConfig, parse_server, parse_servers, project_servers
 from .servers import McpServers, ServerStatus
-from .tool import McpTool
+
+
+def __getattr__(name: str) -> Any:
+    if name == "McpTool":  # imports jsonschema: only when asked for
+        from .tool import McpTool
+
+        return McpTool
+    raise AttributeError(name)
+
 
 __all__ = [
     "McpConfigError",

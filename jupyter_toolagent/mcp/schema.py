@@ -32,7 +32,7 @@ def check_input(validator: Any, schema: dict[str, Any], raw: Any) -> dict[str, A
     """``raw`` if it satisfies the schema; otherwise `InputSchemaError` listing every problem."""
     if not isinstance(raw, dict):
         raise InputSchemaError([f"the input must be a JSON object, got {given(raw)}"], schema)
-    problems: list[str] = []
+    problems: list[str] = [f"unexpected parameter `{field_path((k,))}`" for k in _undeclared(schema, raw)]
     for error in sorted(validator.iter_errors(raw), key=lambda e: (list(map(str, e.absolute_path)), e.validator)):
         for problem in _words(error):
             if problem not in problems:
@@ -40,6 +40,22 @@ def check_input(validator: Any, schema: dict[str, Any], raw: Any) -> dict[str, A
     if problems:
         raise InputSchemaError(problems, schema)
     return raw
+
+
+def _undeclared(schema: dict[str, Any], raw: dict[str, Any]) -> list[str]:
+    """Top-level parameters the schema does not declare, where it says nothing about others.
+
+    JSON Schema lets undeclared properties through unless ``additionalProperties`` forbids
+    them, and most servers never say; a parameter the model made up would then be dropped or
+    misread by the server without the model learning of it. Built-in tools report it, so MCP
+    tools do too — unless the schema explicitly allows extra properties."""
+    if not isinstance(schema.get("properties"), dict):
+        return []
+    if any(k in schema for k in ("additionalProperties", "patternProperties", "unevaluatedProperties")):
+        return []
+    if any(k in schema for k in ("allOf", "anyOf", "oneOf", "$ref", "if", "dependentSchemas")):
+        return []  # properties may be declared elsewhere: leave it to the validator
+    return [k for k in raw if k not in schema["properties"]]
 
 
 def _words(error: ValidationError) -> list[str]:

@@ -26,13 +26,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Sequence
 
+from typing import TYPE_CHECKING
+
 from ..core.tool import Tool
 from . import loop
 from .config import McpConfigError, McpServerConfig, parse_server
-from .connection import McpConnection, McpServerGone, child_environment
 from .names import server_prefix, unique_names
-from .schema import SchemaError, compile_validator
-from .tool import McpTool
+
+if TYPE_CHECKING:  # the SDK and jsonschema load only once a server starts (an Agent without one pays nothing)
+    from .connection import McpConnection
+    from .tool import McpTool
 
 Status = Literal["not started", "needs approval", "declined", "starting", "connected", "failed", "closed"]
 CLOSE_TIMEOUT = 5.0
@@ -58,7 +61,7 @@ class McpServers:
     def __init__(self, servers: Iterable[McpServerConfig] = (), *, cwd: Path | None = None) -> None:
         self.cwd = Path(cwd) if cwd is not None else None
         self._configs: dict[str, McpServerConfig] = {}
-        self._connections: dict[str, McpConnection] = {}
+        self._connections: dict[str, "McpConnection"] = {}
         self._approved: dict[str, bool] = {}
         self._lock = threading.Lock()
         self.problems: list[str] = []
@@ -98,7 +101,7 @@ class McpServers:
     def config(self, name: str) -> McpServerConfig:
         return self._configs[name]
 
-    def connection(self, name: str) -> McpConnection | None:
+    def connection(self, name: str) -> "McpConnection | None":
         return self._connections.get(name)
 
     # --- approval of project servers --------------------------------------------------------------
@@ -147,17 +150,19 @@ class McpServers:
         return self.problems[seen:]
 
     # --- starting -----------------------------------------------------------------------------
-    async def start(self, name: str) -> McpConnection:
+    async def start(self, name: str) -> "McpConnection":
         """Start one server (on the MCP loop) and return once it is connected. Raises
         `McpServerGone` with one line naming the server and the problem."""
         return await loop.call(self._start_on_loop(name))
 
-    def start_sync(self, name: str) -> McpConnection:
+    def start_sync(self, name: str) -> "McpConnection":
         """`start` for synchronous code (``%agent mcp add``): blocks until connected or failed."""
         config = self._configs[name]
         return loop.wait(self._start_on_loop(name), config.start_timeout + 10.0)
 
-    async def _start_on_loop(self, name: str) -> McpConnection:
+    async def _start_on_loop(self, name: str) -> "McpConnection":
+        from .connection import McpConnection, child_environment
+
         config = self._configs[name]
         existing = self._connections.get(name)
         if existing is not None and existing.state in ("connected", "starting"):
@@ -174,6 +179,8 @@ class McpServers:
         pending = [c.name for c in self._configs.values() if c.name not in self._connections and self._may_start(c)]
         if not pending:
             return []
+        from .connection import McpServerGone
+
         results = await asyncio.gather(*(self.start(name) for name in pending), return_exceptions=True)
         problems = []
         for name, result in zip(pending, results):
@@ -193,7 +200,7 @@ class McpServers:
     def tools(self) -> Sequence[Tool]:
         """The tools of the servers connected now (asked before every model request)."""
         connected = [c for c in list(self._connections.values()) if c.state == "connected"]
-        listed: list[tuple[McpConnection, Any]] = [(c, t) for c in connected for t in c.tools]
+        listed: list[tuple["McpConnection", Any]] = [(c, t) for c in connected for t in c.tools]
         names = unique_names([(c.name, t.name) for c, t in listed])
         out: list[Tool] = []
         for (connection, spec), api_name in zip(listed, names):
@@ -206,8 +213,11 @@ class McpServers:
             out.extend([ListMcpResources(self), ReadMcpResource(self)])
         return out
 
-    def _tool_for(self, connection: McpConnection, spec: Any, api_name: str) -> McpTool | None:
+    def _tool_for(self, connection: "McpConnection", spec: Any, api_name: str) -> "McpTool | None":
         """The `McpTool` of one listed tool; built once per listing (a validator compiles once)."""
+        from .schema import SchemaError, compile_validator
+        from .tool import McpTool
+
         key = (spec.name, api_name)
         if key in connection.tool_cache:
             return connection.tool_cache[key]
@@ -283,7 +293,7 @@ class McpServers:
         await loop.call(_close_all(connections))
 
 
-def _close_now(connections: list[McpConnection]) -> None:
+def _close_now(connections: list["McpConnection"]) -> None:
     if not connections:
         return
     try:
@@ -298,14 +308,14 @@ def _close_now(connections: list[McpConnection]) -> None:
         raise
 
 
-def _kill(connection: McpConnection) -> None:
+def _kill(connection: "McpConnection") -> None:
     from .stdio_transport import kill_group_now
 
     if connection.process.pid is not None:
         kill_group_now(connection.process.pid)
 
 
-async def _close_all(connections: list[McpConnection]) -> None:
+async def _close_all(connections: list["McpConnection"]) -> None:
     await asyncio.gather(*(c.close() for c in connections), return_exceptions=True)
 
 
