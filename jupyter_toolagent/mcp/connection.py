@@ -86,7 +86,7 @@ class McpConnection:
                 caps = init.capabilities
                 if caps is not None and caps.resources is not None:
                     self.resources = await _all_resources(session)
-                    self.has_resources = True
+                    self.has_resources = bool(self.resources)
                 self._session = session
                 self.state = "connected"
                 self.on_change()
