@@ -177,21 +177,21 @@ class McpServers:
         """Start (concurrently) every server that may start and has not; return one problem line
         per server that failed. Called before a run: servers start lazily, when first needed."""
         pending = [c.name for c in self._configs.values() if c.name not in self._connections and self._may_start(c)]
-        if not pending:
-            return []
-        from .connection import McpServerGone
-
-        results = await asyncio.gather(*(self.start(name) for name in pending), return_exceptions=True)
-        problems = []
-        for name, result in zip(pending, results):
-            if isinstance(result, BaseException):
-                text = str(result) if isinstance(result, McpServerGone) else f"MCP server {name!r}: {result}"
-                problems.append(text)
-                self.problems.append(text)
+        problems: list[str] = []
         for config in self.needs_approval():
             text = (f"MCP server {config.name!r} ({config.source}) was not started: a server from a project file "
                     f"needs approval; allow it with --allow mcp__{config.name} or \"enableProjectMcpServers\": true")
             if text not in self.problems:
+                problems.append(text)
+                self.problems.append(text)
+        if not pending:
+            return problems
+        from .connection import McpServerGone
+
+        results = await asyncio.gather(*(self.start(name) for name in pending), return_exceptions=True)
+        for name, result in zip(pending, results):
+            if isinstance(result, BaseException):
+                text = str(result) if isinstance(result, McpServerGone) else f"MCP server {name!r}: {result}"
                 problems.append(text)
                 self.problems.append(text)
         return problems
