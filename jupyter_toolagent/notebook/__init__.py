@@ -66,6 +66,9 @@ def unload_ipython_extension(shell: Any) -> None:
     if magics is not None:
         shell.configurables[:] = [c for c in shell.configurables if c is not magics]
     stop_demo_server()
+    from .mcp_servers import close_servers
+
+    close_servers(shell)  # every MCP server child stops with the extension
 
 
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "agent_cell_transformer"]

@@ -36,6 +36,7 @@ USAGE = """\
   rules              the session rules that "Always allow" added
   rules remove RULE  drop one of them
   export PATH        write the transcript and the runs' summaries as JSON
+  mcp add|list|remove|log   the notebook's MCP servers (%agent mcp for usage)
   help               this text"""
 
 
@@ -229,6 +230,13 @@ def export(magics: "AgentMagics", args: list[str]) -> TextView:
     return TextView(f"exported session {session.name!r} ({len(session.messages)} messages) to {path}")
 
 
+def mcp(magics: "AgentMagics", args: list[str]) -> Any:
+    """``%agent mcp add|list|remove|log`` (see `mcp_commands`)."""
+    from .mcp_commands import mcp_command
+
+    return mcp_command(magics, args)
+
+
 def help_text(magics: "AgentMagics", args: list[str]) -> TextView:
     _no_args("help", args)
     return TextView(USAGE)
@@ -244,5 +252,6 @@ SUBCOMMANDS: dict[str, Callable[["AgentMagics", list[str]], Any]] = {
     "rules": rules,
     "check": check,
     "export": export,
+    "mcp": mcp,
     "help": help_text,
 }
