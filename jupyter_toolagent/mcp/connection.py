@@ -218,7 +218,7 @@ class McpConnection:
             if self.config.transport != "stdio" or self.process.returncode is not None:
                 break
             await asyncio.sleep(0.01)
-        if self.config.transport == "stdio" and self.process.returncode is not None:
+        if self.config.transport == "stdio" and self.process.returncode not in (None, 0):
             return f"the server {self.process.exit_text()} before the handshake completed"
         text = _exception_text(exc)
         if self.config.transport == "http":
@@ -239,7 +239,7 @@ def _exception_text(exc: BaseException) -> str:
     """The innermost meaningful message of an exception (task groups wrap them in groups)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    text = str(exc).strip() or type(exc).__name__
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # one line (pydantic's run on)
     return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
 
 
