@@ -163,6 +163,14 @@ def test_b9_approval_wait_measures_the_waiting_kernel() -> None:
     assert figure.targets[0].value is not None, "the wait was not measured"
 
 
+def test_b11_mcp_calls_are_compared_with_a_bare_client_session() -> None:
+    figure = smoke("B11")
+    ours = measured(figure, "through the product (run_tool_use)")
+    assert ours.ratio_to == "bare ClientSession.call_tool" and ours.runs == 10
+    phase = measured(figure, "10 trusted read-only calls: tool phase")
+    assert phase.ratio_to == "ideal (10 calls overlap)"
+
+
 def test_every_benchmark_module_is_covered_here() -> None:
     tested = {name.split("_")[1].upper() for name in globals() if name.startswith("test_b")}
     assert tested == set(MODULES)
