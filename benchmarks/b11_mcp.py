@@ -56,6 +56,9 @@ async def _measure(figure: Figure, calls: int, runs: int) -> None:
     bare_row = figure.add(Row.from_samples("bare ClientSession.call_tool", bare, "ms", scale=1000))
     ours_row = figure.add(Row.from_samples("through the product (run_tool_use)", ours, "ms", scale=1000))
     ours_row.compare_to(bare_row)
+    alone = figure.add(Row.from_samples("McpTool.call alone (the hop to the MCP loop, result mapping)",
+                                        await _tool_call_alone(calls), "ms", scale=1000))
+    alone.compare_to(bare_row)
     figure.targets.append(Target(f"one MCP call ≤ {RATIO_TARGET}× a bare ClientSession call", ours_row.ratio,
                                  RATIO_TARGET, "×"))
     ideal = figure.add(Row(f"ideal ({FAN_OUT} calls overlap)", SLEEP, "s", note="by construction"))
@@ -102,6 +105,28 @@ async def _product_calls(calls: int) -> list[float]:
         elif event.kind == "tool_finished" and event.tool_use_id in queued:
             samples.append(event.at - queued[event.tool_use_id])
     return samples[5:]
+
+
+async def _tool_call_alone(calls: int) -> list[float]:
+    """Where the product's cost is: the tool's own call, without the §3 pipeline around it."""
+    from jupyter_toolagent import Agent
+    from jupyter_toolagent.core.tool import Progress
+    from jupyter_toolagent.models.scripted import ScriptedModel
+
+    agent = Agent(ScriptedModel(["ok"]), mcp_servers={"demo": _server()})
+    samples: list[float] = []
+    try:
+        await agent.run("start the server")
+        tool = next(t for t in agent.mcp.tools() if t.name == "mcp__demo__echo")
+        for i in range(calls + 5):
+            args = tool.parse_input({"text": f"hello {i}"})
+            start = time.perf_counter()
+            await tool.call(args, None, Progress())  # type: ignore[arg-type]
+            if i >= 5:
+                samples.append(time.perf_counter() - start)
+    finally:
+        await agent.aclose()
+    return samples
 
 
 async def _fan_out(runs: int) -> list[float]:
