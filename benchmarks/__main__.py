@@ -33,6 +33,7 @@ MODULES = {
     "B7": "b7_pairing",
     "B8": "b8_prompt_cache",
     "B9": "b9_approval_wait",
+    "B11": "b11_mcp",
     "B13": "b13_context_compaction",
     "B14": "b14_kernel_changes",
     "B15": "b15_sandbox",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .core.abort import AbortSignal
 from .core.events import AgentEvent, RunFinishedEvent
@@ -17,6 +18,13 @@ from .core.usage import Usage
 from .models.base import Model
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
+
+
+def _mcp_servers(servers: Mapping[str, Any] | None, cwd: Path) -> Any:
+    """The agent's MCP servers (`McpServers`; the ``mcp`` SDK itself loads only once one starts)."""
+    from .mcp import McpServers
+
+    return McpServers.from_mapping(servers or {}, source="agent", cwd=cwd)
 
 
 def default_model_name() -> str:
@@ -55,6 +63,7 @@ class Agent:
         session: Session | None = None,
         context_window: int | None = None,
         compact_at: float = 0.8,
+        mcp_servers: Mapping[str, Any] | None = None,
         **extra: Any,
     ) -> None:
         if model is None or isinstance(model, str):
@@ -67,12 +76,14 @@ class Agent:
         self._builtin = builtin_tools
         self.namespace = namespace
         self.session = session or Session(cwd=Path(cwd) if cwd else None)
+        self.mcp = _mcp_servers(mcp_servers, self.session.cwd)
+        """The MCP servers (`jupyter_toolagent.mcp.McpServers`): ``mcp_servers`` and the project's."""
         self.config = RunConfig(
             model=model, max_turns=max_turns, max_tokens=max_tokens, system=system, mode=mode,
             allow=allow, deny=deny, ask=ask, approver=approver, interactive=approver is not None,
             hooks=hooks, can_use_tool=can_use_tool, cwd=Path(cwd) if cwd else None, namespace=namespace,
             tool_provider=self._provide_tools, context_window=context_window, compact_at=compact_at,
-            extra=dict(extra),
+            extra=dict(extra), tool_sources=[self.mcp],
         )
         self._check_rule_tools({"allow": allow, "deny": deny, "ask": ask})
 
@@ -127,13 +138,15 @@ class Agent:
 
     async def stream(self, prompt: str, *, abort: AbortSignal | None = None) -> Any:
         """Yield the run's events (see `jupyter_toolagent.core.events`)."""
-        async for event in self.session.run(prompt, self.config, abort=abort):
+        problems = await self._start_mcp_servers()
+        config = dataclasses.replace(self.config, notices=problems) if problems else self.config
+        async for event in self.session.run(prompt, config, abort=abort):
             yield event
 
     async def run(self, prompt: str, *, abort: AbortSignal | None = None,
                   on_event: Callable[[AgentEvent], None] | None = None) -> RunRecord:
         """Run ``prompt`` to the end and return its record (events, usage, finish reason)."""
-        async for event in self.session.run(prompt, self.config, abort=abort):
+        async for event in self.stream(prompt, abort=abort):
             if on_event is not None:
                 on_event(event)
         return self.session.runs[-1]
@@ -148,6 +161,25 @@ class Agent:
             aclose = getattr(self.model, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+    async def _start_mcp_servers(self) -> list[str]:
+        """MCP servers start lazily, before the first run that can use them; a server that
+        cannot start is one notice, and the run goes on without it."""
+        from .permissions import PermissionContext
+
+        if self.session.permissions is None:
+            self.session.permissions = PermissionContext.from_sources(cwd=self.config.cwd or self.session.cwd)
+        problems = await self.mcp.prepare_headless(
+            self.config.cwd or self.session.cwd, self.session.permissions.settings,
+            [*self.config.allow, *(str(e.rule) for e in self.session.permissions.entries("allow"))])
+        return problems
+
+    def close(self) -> None:
+        """Stop this agent's MCP servers (their processes, by process group)."""
+        self.mcp.close()
+
+    async def aclose(self) -> None:
+        await self.mcp.aclose()
 
     def run_sync(self, prompt: str, **kw: Any) -> RunRecord:
         """`run` for code that is not async. Inside a running event loop (a notebook cell) the

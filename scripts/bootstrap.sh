@@ -41,3 +41,15 @@ make_venv() {  # make_venv EXTRAS — the project installed editable with the gi
     "$VENV/bin/python" -m pip install -q --upgrade pip
     "$VENV/bin/python" -m pip install -q -e "$ROOT[$extras]"
 }
+
+NPM_CACHE="${TOOLAGENT_NPM_CACHE:-${HOME}/.cache/jupyter_toolagent-test/npm}"
+SERVER_EVERYTHING="@modelcontextprotocol/server-everything@2026.8.31"
+npm_test_servers() {  # the third-party MCP reference server the tests run (into a cache folder)
+    command -v node >/dev/null 2>&1 || apt_install nodejs
+    command -v npm >/dev/null 2>&1 || apt_install npm
+    if [ ! -x "$NPM_CACHE/node_modules/.bin/mcp-server-everything" ]; then
+        mkdir -p "$NPM_CACHE"
+        npm install --no-audit --no-fund --silent --prefix "$NPM_CACHE" "$SERVER_EVERYTHING"
+    fi
+    export TOOLAGENT_SERVER_EVERYTHING="$NPM_CACHE/node_modules/.bin/mcp-server-everything"
+}

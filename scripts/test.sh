@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need (Chromium and ripgrep from Debian, the project with its test
-# extras) and run every test. Exit code 5 from pytest (no tests collected) is a failure.
+# extras, Node.js and the npm MCP reference server) and run every test. Exit code 5 from pytest
+# (no tests collected) is a failure.
 set -euo pipefail
 # This is the CI command: tests that would skip without a browser, ripgrep or the ipykernel 6
 # virtualenv fail instead, and so does any other skip (tests/conftest.py).
@@ -9,6 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 apt_install chromium ripgrep
 install_sandbox
 make_venv test
+npm_test_servers
 cd "$ROOT"
 set +e
 "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"

@@ -9,11 +9,10 @@ task knows whether the call had started and writes the one result for it.
 from __future__ import annotations
 
 import time
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .capture import capture_output
 from .events import (
@@ -27,7 +26,7 @@ from .hook_types import PreToolUseOutcome
 from .permission_types import PermissionDecision
 from .results import error_result, package_result, truncate_middle
 from .tool import ContextModifier, Progress, Tool, ToolResult, ToolUseContext
-from .validation import describe_validation_error
+from .validation import InputSchemaError, describe_validation_error
 
 MAX_ERROR_CHARS = 10_000
 
@@ -53,25 +52,10 @@ class ToolCallOutcome:
         return bool(self.result.get("is_error"))
 
 
-_STRICT_MODELS: "weakref.WeakKeyDictionary[type[BaseModel], type[BaseModel]]" = weakref.WeakKeyDictionary()
-
-
-def _forbidding_extras(model: type[BaseModel]) -> type[BaseModel]:
-    """The same input model with unexpected parameters refused: a parameter the model made up
-    must be reported to it, not silently dropped (pydantic's default is to ignore extras)."""
-    if model.model_config.get("extra") == "forbid":
-        return model
-    strict = _STRICT_MODELS.get(model)
-    if strict is None:
-        config = ConfigDict(**{**model.model_config, "extra": "forbid"})  # type: ignore[typeddict-item]
-        strict = type(model.__name__, (model,), {"model_config": config, "__module__": model.__module__})
-        _STRICT_MODELS[model] = strict
-    return strict
-
-
 def parse_input(tool: Tool, raw: Any) -> BaseModel:
-    """Validate raw tool input against the tool's model (raises ValidationError)."""
-    return _forbidding_extras(tool.input_model).model_validate(raw)
+    """Validate raw tool input against the tool's schema (raises ValidationError or
+    InputSchemaError)."""
+    return tool.parse_input(raw)
 
 
 def _fail(block: dict[str, Any], name: str, text: str, status: ToolStatus = "error", **kw: Any) -> ToolCallOutcome:
@@ -122,6 +106,8 @@ async def _run_stages(block: dict[str, Any], ctx: ToolUseContext, batch: int | N
         parsed = parse_input(tool, block.get("input"))
     except ValidationError as exc:
         return _fail(block, name, describe_validation_error(name, exc, tool.input_model), "invalid")
+    except InputSchemaError as exc:
+        return _fail(block, name, exc.describe(name), "invalid")
 
     # 4. Semantic validation.
     problem = await _semantic_problem(tool, parsed, ctx)
@@ -207,6 +193,8 @@ async def _replace_input(tool: Tool, raw: dict[str, Any], ctx: ToolUseContext, w
         parsed = parse_input(tool, raw)
     except ValidationError as exc:
         return f"{who} invalid input: " + describe_validation_error(tool.name, exc, tool.input_model)
+    except InputSchemaError as exc:
+        return f"{who} invalid input: " + exc.describe(tool.name)
     problem = await _semantic_problem(tool, parsed, ctx)
     return f"{who} input that fails its check: {problem}" if problem else parsed
 

@@ -43,6 +43,8 @@ class RunConfig:
     tool_provider: Callable[[], Sequence[Any]] | None = None
     """Called before *every* model request: the tools that exist right now (`Tool` objects,
     ``@tool`` functions or plain functions)."""
+    tool_sources: Sequence[Any] = ()
+    """`ToolSource`s (e.g. MCP servers), each asked for its tools before *every* request."""
     tool_names: Sequence[str] | None = None
     """If set, only these tools are visible (``--tools``)."""
     mode: PermissionMode | None = None
@@ -79,6 +81,9 @@ class RunConfig:
     """Facts about the world since the last run (e.g. what changed in the kernel), sent after the
     prompt in the same user message: per-cell facts never go into the system prompt, which must
     stay byte-identical for prompt caching. None or empty: the message is the prompt alone."""
+    notices: Sequence[str] = ()
+    """Problems found while preparing this run (a tool source that could not start …): shown
+    as warnings at its start, recorded with its events."""
 
 
 @dataclass
@@ -236,7 +241,8 @@ class Session:
             except asyncio.TimeoutError:
                 pass
 
-        for text in _take_notices(perms):  # e.g. a project settings file that widens permissions
+        # e.g. a project settings file that widens permissions; a tool source that could not start
+        for text in [*_take_notices(perms), *config.notices]:
             emit(NoticeEvent(level="warning", text=text))
         base_mode = perms.base_mode
         if mode is not None:
@@ -317,6 +323,8 @@ class Session:
         from .tool import ToolOptions, ToolPool, ToolUseContext
 
         tools = [as_tool(t) for t in config.tool_provider()] if config.tool_provider is not None else []
+        for source in config.tool_sources:
+            tools.extend(source.tools())
         pool = ToolPool([*tools, ReadToolOutput()])
         if config.tool_names is not None:
             keep = set(config.tool_names) | {"ReadToolOutput"}

@@ -16,9 +16,10 @@ import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Literal, Mapping
+from typing import (TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Iterable, Literal, Mapping, Protocol, Sequence,
+                    runtime_checkable)
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from .abort import AbortSignal
 from .permission_types import PermissionDecision, PermissionSubject
@@ -78,6 +79,8 @@ class Tool(ABC):
     interrupt_behavior: Literal["cancel", "block"] = "cancel"
     max_result_chars: int | None = None
     """Per-tool override of the result size budget (None: the session's budget)."""
+    rule_group: str | None = None
+    """A second name whole-tool rules match (``mcp__server`` for every tool of an MCP server)."""
 
     # --- schema -----------------------------------------------------------------------
     def input_schema(self) -> dict[str, Any]:
@@ -90,6 +93,12 @@ class Tool(ABC):
 
     def to_api_schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema()}
+
+    def parse_input(self, raw: Any) -> BaseModel:
+        """Stage 3 (schema validation): the raw input as this tool's input model. Raises
+        pydantic's ``ValidationError`` — or `validation.InputSchemaError`, for a tool whose
+        schema is plain JSON Schema (an MCP server's) — and both become field-level errors."""
+        return strict_model(self.input_model).model_validate(raw)
 
     # --- safety (fail closed) -----------------------------------------------------------
     def is_concurrency_safe(self, input: BaseModel) -> bool:
@@ -129,6 +138,32 @@ class Tool(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+_STRICT_MODELS: "weakref.WeakKeyDictionary[type[BaseModel], type[BaseModel]]" = weakref.WeakKeyDictionary()
+
+
+def strict_model(model: type[BaseModel]) -> type[BaseModel]:
+    """The same input model with unexpected parameters refused: a parameter the model made up
+    must be reported to it, not silently dropped (pydantic's default is to ignore extras)."""
+    if model.model_config.get("extra") == "forbid":
+        return model
+    strict = _STRICT_MODELS.get(model)
+    if strict is None:
+        config = ConfigDict(**{**model.model_config, "extra": "forbid"})  # type: ignore[typeddict-item]
+        strict = type(model.__name__, (model,), {"model_config": config, "__module__": model.__module__})
+        _STRICT_MODELS[model] = strict
+    return strict
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """Something that supplies tools, asked afresh before every model request (the user's
+    ``@tool`` functions, each MCP server …): what it returns *now* is what the next request
+    carries, so a server connected since the last request is not missed and one that exited
+    is not offered."""
+
+    def tools(self) -> Sequence[Tool]: ...
 
 
 class ToolPool:

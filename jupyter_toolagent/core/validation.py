@@ -183,13 +183,37 @@ def describe_validation_error(tool_name: str, exc: ValidationError, schema_model
             problems.append(f"`{path}`: expected {describe_schema(at, schema)}, got {_given(err.get('input'))}")
         else:
             problems.append(f"`{path}`: expected {_expected(etype, err.get('msg', ''))}, got {_given(err.get('input'))}")
-    props = schema.get("properties", {})
-    required = set(schema.get("required", []))
+    return format_schema_problems(tool_name, problems, schema)
+
+
+def format_schema_problems(tool_name: str, problems: list[str], schema: dict[str, Any]) -> str:
+    """The error text of stage 3, the same for every tool: its problems, then its parameters."""
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    required = set(schema.get("required", [])) if isinstance(schema, dict) else set()
     params = ", ".join(
-        f"{k} ({describe_schema(props[k], schema)}{', required' if k in required else ''})" for k in props
+        f"{k} ({describe_schema(props[k], schema) if isinstance(props[k], dict) else 'any'}"
+        f"{', required' if k in required else ''})" for k in props
     ) or "none"
     lines = "\n".join(f"- {p}" for p in problems)
     return (
         f"InputValidationError: the input for tool {tool_name} does not match its schema:\n{lines}\n"
         f"Parameters of {tool_name}: {params}. Fix the input and call the tool again."
     )
+
+
+def given(value: Any) -> str:
+    """How a wrong value is quoted in an error: its JSON type and (the start of) its text."""
+    return _given(value)
+
+
+class InputSchemaError(ValueError):
+    """Stage 3 failed for a tool whose schema is plain JSON Schema rather than a pydantic
+    model (an MCP server's). ``problems`` are already worded like pydantic's (`describe`)."""
+
+    def __init__(self, problems: list[str], schema: dict[str, Any]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+        self.schema = schema
+
+    def describe(self, tool_name: str) -> str:
+        return format_schema_problems(tool_name, self.problems, self.schema)

@@ -70,6 +70,9 @@ def unload_ipython_extension(shell: Any) -> None:
         shell.configurables[:] = [c for c in shell.configurables if c is not magics]
     cell_history.uninstall(shell)
     stop_demo_server()
+    from .mcp_servers import close_servers
+
+    close_servers(shell)  # every MCP server child stops with the extension
 
 
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "agent_cell_transformer"]

@@ -22,6 +22,7 @@ from ..core.function_tool import as_tool, tools_from_namespace
 from ..core.session import RunConfig, Session
 from ..errors import ConfigError, ToolAgentError
 from .headless import Approvals, choose_approvals
+from .mcp_servers import prepare_servers, servers_for
 from .offline import ModelChoice, choose_model, resolve_model_name
 from .options import CellOptions, check_mode, check_rule_tools, check_rules, parse_cell_options, rule_sources
 from .sessions import registry_for
@@ -54,6 +55,7 @@ class PreparedCell:
     abort: AbortSignal
     view: Any
     notices: list[str]
+    shell: Any = None
 
 
 def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool) -> PreparedCell:
@@ -122,8 +124,9 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         rule_surface="cell",
         extra=kernel_extras(shell),
         prompt_note=kernel_change_note(shell, session),
+        tool_sources=[servers_for(shell)],
     )
-    return PreparedCell(prompt, options, session, model, approvals, config, abort, view, notices)
+    return PreparedCell(prompt, options, session, model, approvals, config, abort, view, notices, shell)
 
 
 async def execute_cell(cell: PreparedCell) -> None:
@@ -134,6 +137,8 @@ async def execute_cell(cell: PreparedCell) -> None:
     try:
         view.show()
         for text in cell.notices:
+            view.handle(NoticeEvent(level="warning", text=text))
+        for text in await prepare_servers(cell, cell.shell):
             view.handle(NoticeEvent(level="warning", text=text))
         async for event in cell.session.run(cell.prompt, cell.config, abort=cell.abort):
             view.handle(event)

@@ -41,6 +41,7 @@ USAGE = """\
   compact [--keep N] compact the conversation now (summary of all but the last N turns)
   resume NAME        continue a saved session (also after a kernel restart)
   sandbox            whether the Bash sandbox works here, and what a command may touch in it
+  mcp add|list|remove|log   the notebook's MCP servers (%agent mcp for usage)
   help               this text"""
 
 
@@ -242,6 +243,13 @@ def _sandbox(magics: "AgentMagics", args: list[str]) -> TextView:
     return sandbox(magics, args)
 
 
+def mcp(magics: "AgentMagics", args: list[str]) -> Any:
+    """``%agent mcp add|list|remove|log`` (see `mcp_commands`)."""
+    from .mcp_commands import mcp_command
+
+    return mcp_command(magics, args)
+
+
 def help_text(magics: "AgentMagics", args: list[str]) -> TextView:
     _no_args("help", args)
     return TextView(USAGE)
@@ -264,6 +272,7 @@ SUBCOMMANDS: dict[str, Callable[["AgentMagics", list[str]], Any]] = {
     "check": check,
     "export": export,
     "sandbox": _sandbox,
+    "mcp": mcp,
     "help": help_text,
     "undo": _undo,
 }

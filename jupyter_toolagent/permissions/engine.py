@@ -279,7 +279,8 @@ def _fold_hook(decision: PermissionDecision, hook: PermissionDecision | None, ca
 
 
 def _names(tool: "Tool") -> frozenset[str]:
-    return frozenset((tool.name, *tool.aliases))
+    group = (tool.rule_group,) if getattr(tool, "rule_group", None) else ()
+    return frozenset((tool.name, *tool.aliases, *group))
 
 
 def _whole_tool(entries: Iterable[RuleEntry], names: frozenset[str]) -> RuleEntry | None:

@@ -30,6 +30,9 @@ SHELL_TOOLS = frozenset({"Bash"})
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 PREFIX_SUFFIX = ":*"
+MCP_PREFIX = "mcp__"
+"""MCP tools (``mcp__server__tool``) come and go with their servers, so a rule for one is never
+refused for naming no tool; ``mcp__server`` rules every tool of that server."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,8 @@ def parse_rule(text: str) -> PermissionRule:
     if "(" not in rule:
         if ")" in rule:
             raise RuleSyntaxError(text, "unbalanced parentheses: ')' without '('")
+        if rule.startswith(MCP_PREFIX) and rule.endswith("__*") and len(rule) > len(MCP_PREFIX) + 3:
+            rule = rule[:-3]  # mcp__server__* is the server rule mcp__server
         _check_tool_name(text, rule)
         return PermissionRule(rule)
     tool, _, rest = rule.partition("(")
@@ -164,7 +169,7 @@ def tool_name_problem(rule: PermissionRule, known: Collection[str]) -> ToolNameP
     rule it would silently never apply. The message names the tool most likely meant (same
     name in another case first, then a close spelling).
     """
-    if rule.tool in known:
+    if rule.tool in known or rule.tool.startswith(MCP_PREFIX):
         return None
     folded = {name.casefold(): name for name in known}
     meant = folded.get(rule.tool.casefold())

@@ -76,6 +76,9 @@ class Settings(BaseModel):
     permissions: PermissionLists = Field(default_factory=PermissionLists)
     mode: Optional[Mode] = None
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    mcp_servers: Optional[dict[str, Any]] = Field(default=None, alias="mcpServers")
+    """MCP servers (SPEC §11); each entry is checked by `jupyter_toolagent.mcp.config`."""
+    enable_project_mcp_servers: bool = Field(default=False, alias="enableProjectMcpServers")
     path: Optional[Path] = Field(default=None, exclude=True)
 
     @field_validator("mode", mode="before")
@@ -200,7 +203,7 @@ def _describe(err: Any) -> str:
     return f"field '{where}': {message} (got {_json_type(given)} {json.dumps(given, default=repr)[:60]})"
 
 
-_TOP_LEVEL_KEYS = ("permissions", "mode", "sandbox", "$schema")
+_TOP_LEVEL_KEYS = ("permissions", "mode", "sandbox", "mcpServers", "enableProjectMcpServers", "$schema")
 _SECTION_KEYS = {"permissions": ("allow", "deny", "ask"), "sandbox": ("network", "write", "required")}
 
 

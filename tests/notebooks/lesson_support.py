@@ -24,7 +24,7 @@ from nbclient import NotebookClient
 
 PROJECT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = PROJECT / "notebooks"
-LESSONS = ("quickstart", "tool_use_protocol", "debugging_pairing", "permissions_and_hooks", "long_sessions")
+LESSONS = ("quickstart", "tool_use_protocol", "debugging_pairing", "permissions_and_hooks", "long_sessions", "mcp_tools")
 PROBE_MARK = "@@probe@@"
 
 
