@@ -119,7 +119,9 @@ def test_pending_text_is_flushed_by_finish_even_without_a_closing_event():
 
 @pytest.mark.asyncio
 async def test_trailing_flush_shows_held_back_text_without_further_events():
-    view = RunDisplay(AbortSignal(), interactive=True, max_updates_per_second=20)
+    # The throttle reads a frozen clock, so the second delta is held back however slowly the
+    # first render ran; the trailing flush is a real timer on the loop.
+    view = RunDisplay(AbortSignal(), interactive=True, max_updates_per_second=20, clock=FakeClock())
     view.handle(E.RequestStartedEvent(index=0, model="m"))
     view.handle(E.TextDeltaEvent(text="a", snapshot="a", block_index=0))
     view.handle(E.TextDeltaEvent(text="b", snapshot="ab END", block_index=0))
