@@ -323,6 +323,7 @@ async def drive_run(
             _leave_valid(session, emit)
         if ctx is not None and ctx.hooks is not None and reason not in ("aborted", "dry_run"):
             await _run_stop_hooks(ctx, reason, emit)
+        total = total + record.subrun_usage()  # sub-agents' requests count toward this run
         record.finish_reason, record.error, record.usage = reason, error, total
         record.finished_at = time.time()
         emit(RunFinishedEvent(reason=reason, usage=total, error=error))

@@ -219,7 +219,7 @@ async def _call(tool: Tool, parsed: BaseModel, block: dict[str, Any], ctx: ToolU
     modifier: ContextModifier | None = None
     with capture_output() as captured:
         try:
-            raw = await tool.call(parsed, ctx, Progress(report))
+            raw = await tool.call(parsed, ctx, Progress(report, tool_use_id=tool_use_id))
             if isinstance(raw, ToolResult):
                 content, is_error, modifier = tool.map_output(raw.content), raw.is_error, raw.context_modifier
             else:

@@ -85,6 +85,15 @@ class RunRecord:
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
     error: str | None = None
+    subruns: list[Any] = field(default_factory=list)
+    """Sub-agent runs started by this run's ``Agent`` calls (`agents.SubRun`), in start order."""
+
+    def subrun_usage(self) -> Usage:
+        """The usage of every sub-agent run below this one (their own sub-runs included)."""
+        total = Usage()
+        for sub in self.subruns:
+            total = total + sub.record.usage
+        return total
 
     @property
     def finished(self) -> RunFinishedEvent | None:

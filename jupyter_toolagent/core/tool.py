@@ -51,8 +51,11 @@ class ToolResult:
 class Progress:
     """Handed to `Tool.call`; reports progress that is displayed, never sent to the model."""
 
-    def __init__(self, emit: Callable[[str, str, float | None], None] | None = None) -> None:
+    def __init__(self, emit: Callable[[str, str, float | None], None] | None = None, *,
+                 tool_use_id: str = "") -> None:
         self._emit = emit
+        self.tool_use_id = tool_use_id
+        """The id of the call being run (a sub-agent tags its forwarded events with it)."""
 
     def __call__(self, message: str = "", fraction: float | None = None, *, output: str = "") -> None:
         if self._emit is not None:

@@ -56,6 +56,8 @@ class Settings(BaseModel):
     mcp_servers: Optional[dict[str, Any]] = Field(default=None, alias="mcpServers")
     """MCP servers (SPEC §11); each entry is checked by `jupyter_toolagent.mcp.config`."""
     enable_project_mcp_servers: bool = Field(default=False, alias="enableProjectMcpServers")
+    agents: Optional[dict[str, Any]] = None
+    """Sub-agent definitions (SPEC §12): ``{NAME: {"description", "system", "tools", "model", "max_turns"}}``."""
     path: Optional[Path] = Field(default=None, exclude=True)
 
     @field_validator("mode", mode="before")
@@ -154,7 +156,7 @@ def _describe(err: Any) -> str:
     return f"field '{where}': {message} (got {_json_type(given)} {json.dumps(given, default=repr)[:60]})"
 
 
-_TOP_LEVEL_KEYS = ("permissions", "mode", "mcpServers", "enableProjectMcpServers", "$schema")
+_TOP_LEVEL_KEYS = ("permissions", "mode", "mcpServers", "enableProjectMcpServers", "agents", "$schema")
 
 
 def _did_you_mean(key: str, expected: tuple[str, ...]) -> str:
