@@ -126,3 +126,23 @@ async def run_subagent(definition: SubagentDefinition, prompt: str, description:
                        max_tokens=max_tokens, system=definition.system, extra=dict(parent.options.extra))
     await drive_run(child, prompt, config, parent.abort, emit, build_context)
     return sub
+
+
+def iter_subruns(session: Any) -> list[SubRun]:
+    """Every sub-run of every run of ``session``, depth first (a sub-run's own sub-runs follow it)."""
+    found: list[SubRun] = []
+
+    def walk(subs: list[SubRun]) -> None:
+        for sub in subs:
+            found.append(sub)
+            walk(sub.record.subruns)
+
+    for run in getattr(session, "runs", []):
+        walk(run.subruns)
+    return found
+
+
+def find_subrun(session: Any, tool_use_id: str) -> SubRun | None:
+    """The sub-run started by the ``Agent`` call ``tool_use_id`` (the newest, if repeated)."""
+    matches = [s for s in iter_subruns(session) if s.tool_use_id == tool_use_id]
+    return matches[-1] if matches else None

@@ -37,6 +37,7 @@ class AgentMagics(Magics, Configurable):
     ask = List(Unicode(), help="Ask rules for every cell.").tag(config=True)
     interactive = Bool(None, allow_none=True,
                        help="Approval buttons: True forces, False forbids, None detects the front end.").tag(config=True)
+    subagents = Bool(True, help="Offer the Agent tool (sub-agents, SPEC §12).").tag(config=True)
     offline_demo = Bool(True, help="With no API key, run the built-in offline demo instead of failing.").tag(config=True)
 
     # @validate, not @observe: a refused value must never be stored (an observer runs after).

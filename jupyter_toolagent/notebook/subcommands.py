@@ -37,6 +37,8 @@ USAGE = """\
   rules remove RULE  drop one of them
   export PATH        write the transcript and the runs' summaries as JSON
   mcp add|list|remove|log   the notebook's MCP servers (%agent mcp for usage)
+  agents             the sub-agent definitions and this session's sub-agent runs
+  transcript --agent ID   the transcript of the sub-agent started by Agent call ID
   help               this text"""
 
 
@@ -105,6 +107,10 @@ def check(magics: "AgentMagics", args: list[str]) -> "PairingCheckView":
 def transcript(magics: "AgentMagics", args: list[str]) -> "TranscriptView":
     from ..views import TranscriptView
 
+    if len(args) == 2 and args[0] == "--agent":
+        from .agent_commands import subagent_transcript
+
+        return subagent_transcript(_session(magics), args[1])
     _no_args("transcript", args)
     session = _session(magics)
     return TranscriptView.for_session(session, title=f"Transcript of session {session.name!r}")
@@ -237,6 +243,13 @@ def mcp(magics: "AgentMagics", args: list[str]) -> Any:
     return mcp_command(magics, args)
 
 
+def agents(magics: "AgentMagics", args: list[str]) -> TextView:
+    from .agent_commands import agents_listing
+
+    _no_args("agents", args)
+    return TextView(agents_listing(_session(magics)))
+
+
 def help_text(magics: "AgentMagics", args: list[str]) -> TextView:
     _no_args("help", args)
     return TextView(USAGE)
@@ -253,5 +266,6 @@ SUBCOMMANDS: dict[str, Callable[["AgentMagics", list[str]], Any]] = {
     "check": check,
     "export": export,
     "mcp": mcp,
+    "agents": agents,
     "help": help_text,
 }
