@@ -24,6 +24,7 @@ from ..errors import ModelAPIError
 from ..models.request import build_request_body
 from .abort import AbortSignal
 from .accumulator import BlockDone, MessageAccumulator, TextDelta, ThinkingDelta
+from .deferred_tools import with_listing
 from .events import (
     AgentEvent,
     NoticeEvent,
@@ -240,6 +241,7 @@ async def drive_run(
         for index in range(config.max_turns):
             ctx = build_context()
             api_messages = prepare_messages(session, ctx, emit, persist=not config.dry_run)
+            api_messages = with_listing(api_messages, ctx.deferred)  # deferred tools, by name (§13)
             body = build_request_body(
                 model=model.model_name, system=system, tools=[t.to_api_schema() for t in ctx.tools],
                 messages=api_messages, max_tokens=config.max_tokens, thinking=config.thinking,

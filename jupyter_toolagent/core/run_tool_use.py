@@ -69,6 +69,8 @@ async def run_tool_use(block: dict[str, Any], ctx: ToolUseContext, *, batch: int
 
     # 1. Lookup (aliases accepted).
     tool = ctx.tools.find(requested)
+    if tool is None and ctx.deferred and requested in ctx.deferred.unloaded:
+        return _fail(block, requested, ctx.deferred.hint(requested), "invalid")
     if tool is None:
         return _fail(
             block,

@@ -117,6 +117,8 @@ class Session:
         self.outputs = ToolOutputStore()
         self.permissions = permissions
         """The `permissions.PermissionContext`: rules by source, session grants, decisions."""
+        self.loaded_tools: set[str] = set()
+        """Deferred tools loaded by ``ToolSearch``: sent with their schemas from then on (SPEC §13)."""
 
     # --- views ---------------------------------------------------------------------------
     def check_pairing(self) -> list[Any]:
@@ -270,6 +272,9 @@ class Session:
             keep = set(config.tool_names) | {"ReadToolOutput"}
             pool = ToolPool(t for t in pool if t.name in keep)
         pool = visible_tools(pool, self.permissions)
+        from .deferred_tools import split_deferred
+
+        pool, deferred = split_deferred(pool, str(config.extra.get("defer_tools") or "auto"), self.loaded_tools)
         options = ToolOptions(
             cwd=Path(config.cwd) if config.cwd is not None else self.cwd,
             namespace=config.namespace,
@@ -280,7 +285,7 @@ class Session:
         return ToolUseContext(
             tools=pool, can_use_tool=can_use_tool, abort=abort, messages=list(self.messages),
             permissions=self.permissions, hooks=hooks, options=options, outputs=self.outputs,
-            emit=emit, session=self, flush_events=flush_events,
+            emit=emit, session=self, flush_events=flush_events, deferred=deferred,
         )
 
 

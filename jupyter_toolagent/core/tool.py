@@ -234,6 +234,8 @@ class ToolUseContext:
     emit: Callable[["AgentEvent"], None] = _drop_event
     session: Any = None
     flush_events: Callable[[], Awaitable[None]] = _nothing_to_flush
+    deferred: Any = None
+    """The deferred tools of this request (`deferred_tools.DeferredTools`), or None."""
     """Wait until the front end has handled every event emitted so far (bounded: it returns
     anyway after a short while). A tool about to block the loop's thread awaits it first, so
     its running card is on screen while it blocks."""

@@ -119,7 +119,7 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         cwd=Path.cwd(),
         namespace=shell.user_ns,
         dry_run=options.dry_run,
-        extra=kernel_extras(shell),
+        extra={**kernel_extras(shell), "defer_tools": magics.defer_tools},
         tool_sources=[servers_for(shell), *subagent_sources(magics, model.model, tool_provider, session)],
     )
     return PreparedCell(prompt, options, session, model, approvals, config, abort, view, notices, shell)
