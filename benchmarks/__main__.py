@@ -33,6 +33,7 @@ MODULES = {
     "B7": "b7_pairing",
     "B8": "b8_prompt_cache",
     "B9": "b9_approval_wait",
+    "B12": "b12_deferred_and_subagents",
 }
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
