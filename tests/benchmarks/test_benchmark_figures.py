@@ -163,6 +163,15 @@ def test_b9_approval_wait_measures_the_waiting_kernel() -> None:
     assert figure.targets[0].value is not None, "the wait was not measured"
 
 
+def test_b12_compares_deferred_with_full_and_two_sub_agents_with_one() -> None:
+    figure = smoke("B12")
+    deferred = measured(figure, "first request, 100 tools deferred")
+    assert deferred.ratio_to == "first request, 100 tools sent in full"
+    two = measured(figure, "two explore agents in parallel, 0.5 s tool each")
+    assert two.ratio_to == "one explore agent, 0.5 s tool"
+    assert all(t.value is not None for t in figure.targets)
+
+
 def test_every_benchmark_module_is_covered_here() -> None:
     tested = {name.split("_")[1].upper() for name in globals() if name.startswith("test_b")}
     assert tested == set(MODULES)
