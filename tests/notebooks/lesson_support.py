@@ -24,7 +24,7 @@ from nbclient import NotebookClient
 
 PROJECT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = PROJECT / "notebooks"
-LESSONS = ("quickstart", "tool_use_protocol", "debugging_pairing", "permissions_and_hooks")
+LESSONS = ("quickstart", "tool_use_protocol", "debugging_pairing", "permissions_and_hooks", "subagents_and_tool_search")
 PROBE_MARK = "@@probe@@"
 
 
