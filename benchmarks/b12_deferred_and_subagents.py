@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import time
 from typing import Any
@@ -125,10 +126,50 @@ async def sub_agent_run(server: Any, agents: int) -> float:
     return wall
 
 
+SEARCH_AT = 3
+"""The response to this request (1-based) is the ``ToolSearch`` call."""
+
+
+async def shares_around_a_search(server: Any, requests: int) -> list[float]:
+    """Per request N of one run with 100 deferred tools, the share of its cacheable prefix
+    (`cache_prefix_bytes`: tools, system, messages) that request N+1 repeats byte for byte (B8's
+    measure). The model calls a notebook function, searches once (the response to request
+    `SEARCH_AT`), then calls the tool it loaded until the last request."""
+    from jupyter_toolagent import Agent, tool
+    from jupyter_toolagent.models.anthropic import AnthropicModel
+    from jupyter_toolagent.models.request import cache_prefix_bytes
+    from jupyter_toolagent.models.turns import tool_use_block
+
+    @tool(read_only=True)
+    def peek(key: str) -> str:
+        """A notebook function (never deferred)."""
+        return f"value of {key}"
+
+    loaded = "mcp__jira__archive_item"
+    turns: list[Any] = []
+    for index in range(1, requests):
+        if index == SEARCH_AT:
+            turns.append([tool_use_block("ToolSearch", {"query": f"select:{loaded}"})])
+        elif index < SEARCH_AT:
+            turns.append([tool_use_block("peek", {"key": f"k{index}"})])
+        else:
+            turns.append([tool_use_block(loaded, {"item_id": f"J-{index}"})])
+    turns.append("done")
+    server.set_turns(turns)
+    agent = Agent(AnthropicModel("claude-sonnet-5-5", base_url=server.base_url, api_key="sk-ant-bench-0000"),
+                  tools=[peek, *mcp_like_tools()], defer_tools="auto", max_turns=requests)
+    record = await agent.run("Archive the items.")
+    views = [cache_prefix_bytes(body) for body in list(record.requests)]
+    if len(views) != requests:
+        raise RuntimeError(f"expected {requests} requests, the run made {len(views)}")
+    return [len(os.path.commonprefix([views[i], views[i + 1]])) / len(views[i]) for i in range(len(views) - 1)]
+
+
 def run(size: Size = "full") -> Figure:
     from jupyter_toolagent.testing import FakeAnthropicServer
 
     runs = pick(size, full=5, quick=3, smoke=1)
+    requests = pick(size, full=12, quick=10, smoke=7)
     figure = Figure(
         KEY, TITLE,
         method=("First request of a new session with 100 MCP-like tools from 5 servers (a paragraph of description "
@@ -136,7 +177,9 @@ def run(size: Size = "full") -> Figure:
                 "input tokens are the fake server's count of the request body (≈ 4 characters per token). Then "
                 f"the wall time of a run that starts one explore sub-agent running a {TOOL_SECONDS:g} s read-only "
                 "tool, and of one that starts two in the same response (2 model requests per sub-agent plus "
-                f"the parent's 2). Median of {runs} runs; real SDK over HTTP+SSE to the fake server on 127.0.0.1."),
+                f"the parent's 2). Last, B8's prefix share (the part of request N's cacheable prefix that request N+1 repeats) "
+                f"over one {requests}-request run in which the response to request {SEARCH_AT} loads a deferred tool. "
+                f"Median of {runs} runs; real SDK over HTTP+SSE to the fake server on 127.0.0.1."),
         size=size,
     )
     with FakeAnthropicServer() as server:
@@ -146,9 +189,10 @@ def run(size: Size = "full") -> Figure:
             deferred = [await first_request(server, "auto") for _ in range(runs)]
             one = [await sub_agent_run(server, 1) for _ in range(runs)]
             two = [await sub_agent_run(server, 2) for _ in range(runs)]
-            return full, deferred, one, two
+            shares = await shares_around_a_search(server, requests)
+            return full, deferred, one, two, shares
 
-        full, deferred, one, two = asyncio.run(measure())
+        full, deferred, one, two, shares = asyncio.run(measure())
         full_row = figure.add(Row.from_samples("first request, 100 tools sent in full", [t for t, _ in full], "tokens"))
         def_row = figure.add(Row.from_samples("first request, 100 tools deferred", [t for t, _ in deferred], "tokens"))
         def_row.compare_to(full_row)
@@ -163,6 +207,16 @@ def run(size: Size = "full") -> Figure:
         two_row = figure.add(Row.from_samples(f"two explore agents in parallel, {TOOL_SECONDS:g} s tool each", two, "s"))
         two_row.compare_to(one_row)
         figure.targets.append(Target("two parallel explore agents: wall ≤ 1.2× one", two_row.ratio, 1.2, "×"))
+    figure.add(Row(f"prefix share of request {SEARCH_AT} (the search is its response)", shares[SEARCH_AT - 1], "", 1))
+    figure.add(Row(f"prefix share of request {SEARCH_AT + 1} (the first with the loaded tool)", shares[SEARCH_AT], "", 1))
+    after = shares[SEARCH_AT + 1:]
+    worst = figure.add(Row(f"lowest prefix share from request {SEARCH_AT + 2} on", min(after) if after else None, "",
+                           len(after)))
+    figure.targets.append(Target("B8's prefix share ≥ 0.9 again from the second request after a search",
+                                 worst.value, 0.9, "", at_least=True))
+    lines = ["| request | share of its cacheable prefix repeated by the next |", "|---|---|"]
+    lines += [f"| {i + 1} | {share:.4f} |" for i, share in enumerate(shares)]
+    figure.details.append("\n".join(lines))
     figure.notes.append("The deferred request carries the 100 names in a text block of the first user message and "
                         "`ToolSearch` in `tools`; the other tools of a session (none here) are sent as usual.")
     return figure
