@@ -1,4 +1,6 @@
-"""``%agent agents`` and ``%agent transcript --agent TOOL_USE_ID`` (SPEC §12)."""
+"""``%agent agents``, ``%agent transcript --agent TOOL_USE_ID`` and ``%agent schedule --agent
+TOOL_USE_ID`` (SPEC §12). The cell's own schedule shows the ``Agent`` calls themselves (two
+explore agents overlap in one batch); a sub-agent's schedule shows its own calls."""
 
 from __future__ import annotations
 
@@ -29,12 +31,27 @@ def agents_listing(session: "Session") -> str:
     return "\n".join(lines)
 
 
-def subagent_transcript(session: "Session", tool_use_id: str) -> Any:
+def _subrun(session: "Session", tool_use_id: str, command: str) -> Any:
     from ..agents import find_subrun
-    from ..views import TranscriptView
 
     sub = find_subrun(session, tool_use_id)
     if sub is None:
-        raise UsageError(f"%agent transcript --agent: no sub-agent run started by {tool_use_id!r} in session "
+        raise UsageError(f"%agent {command} --agent: no sub-agent run started by {tool_use_id!r} in session "
                          f"{session.name!r} (%agent agents lists them)")
+    return sub
+
+
+def subagent_schedule(session: "Session", tool_use_id: str) -> Any:
+    from ..views import ScheduleView
+
+    sub = _subrun(session, tool_use_id, "schedule")
+    view = ScheduleView(sub.record)
+    view.title = f"Schedule of sub-agent {sub.agent} ({tool_use_id})"
+    return view
+
+
+def subagent_transcript(session: "Session", tool_use_id: str) -> Any:
+    from ..views import TranscriptView
+
+    sub = _subrun(session, tool_use_id, "transcript")
     return TranscriptView.for_session(sub.session, title=f"Transcript of sub-agent {sub.agent} ({tool_use_id})")

@@ -39,6 +39,7 @@ USAGE = """\
   mcp add|list|remove|log   the notebook's MCP servers (%agent mcp for usage)
   agents             the sub-agent definitions and this session's sub-agent runs
   transcript --agent ID   the transcript of the sub-agent started by Agent call ID
+  schedule --agent ID     that sub-agent's schedule
   help               this text"""
 
 
@@ -134,6 +135,10 @@ def schedule(magics: "AgentMagics", args: list[str]) -> "ScheduleView":
     """Which calls of the last run shared a batch, and when each was queued, waited and ran."""
     from ..views import ScheduleView
 
+    if len(args) == 2 and args[0] == "--agent":
+        from .agent_commands import subagent_schedule
+
+        return subagent_schedule(_session(magics), args[1])
     _no_args("schedule", args)
     session = _session(magics)
     view = ScheduleView(_last_run(session))
