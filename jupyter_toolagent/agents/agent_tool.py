@@ -37,7 +37,11 @@ class AgentTool(Tool):
         self._tools = tools_provider
         self._settings = settings_provider
         self._max_tokens = max_tokens
-        self.description = self._describe()
+
+    @property  # type: ignore[override]
+    def description(self) -> str:
+        """Lists the definitions as they are now (a ``subagent(...)`` call between requests counts)."""
+        return self._describe()
 
     def definitions(self) -> dict[str, SubagentDefinition]:
         return all_definitions(self._settings())

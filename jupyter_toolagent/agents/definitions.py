@@ -100,15 +100,16 @@ def remove_subagent(name: str) -> None:
 
 
 def from_settings(section: Mapping[str, Any] | None) -> list[SubagentDefinition]:
-    """The settings file's ``"agents": {NAME: {"description", "system", "tools", "model", "max_turns"}}``."""
+    """The settings file's ``"agents": {NAME: {"description", "system", "tools", "model", "max_turns"}}``
+    (entries already checked by the settings loader: `permissions.settings.AgentEntry`)."""
     found = []
     for name, entry in (section or {}).items():
-        entry = dict(entry or {})
-        tools = entry.get("tools")
+        get = entry.get if isinstance(entry, Mapping) else lambda key, default=None, e=entry: getattr(e, key, default)
+        tools = get("tools")
         found.append(SubagentDefinition(
-            name, str(entry.get("description", "")), system=entry.get("system"),
+            name, str(get("description", "") or ""), system=get("system"),
             tools=None if tools is None else ("read_only" if tools == "read_only" else tuple(tools)),
-            model=entry.get("model"), max_turns=int(entry.get("max_turns", 20)), source="settings",
+            model=get("model"), max_turns=int(get("max_turns", 20) or 20), source="settings",
         ))
     return found
 

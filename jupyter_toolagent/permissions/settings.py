@@ -17,7 +17,7 @@ import difflib
 import json
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -28,6 +28,19 @@ from .rules import parse_rule
 
 SETTINGS_DIR = ".toolagent"
 SETTINGS_NAME = "settings.json"
+
+
+class AgentEntry(BaseModel):
+    """One ``"agents"`` entry: a sub-agent definition (SPEC §12). ``tools``: names of the
+    caller's tools, or ``"read_only"``; absent: all of them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = ""
+    system: Optional[str] = None
+    tools: Optional[list[str] | Literal["read_only"]] = None
+    model: Optional[str] = None
+    max_turns: int = Field(default=20, ge=1)
 
 
 class PermissionLists(BaseModel):
@@ -56,7 +69,7 @@ class Settings(BaseModel):
     mcp_servers: Optional[dict[str, Any]] = Field(default=None, alias="mcpServers")
     """MCP servers (SPEC §11); each entry is checked by `jupyter_toolagent.mcp.config`."""
     enable_project_mcp_servers: bool = Field(default=False, alias="enableProjectMcpServers")
-    agents: Optional[dict[str, Any]] = None
+    agents: Optional[dict[str, AgentEntry]] = None
     """Sub-agent definitions (SPEC §12): ``{NAME: {"description", "system", "tools", "model", "max_turns"}}``."""
     path: Optional[Path] = Field(default=None, exclude=True)
 

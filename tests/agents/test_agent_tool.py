@@ -281,3 +281,28 @@ def test_abort_during_two_parallel_sub_agents_leaves_every_transcript_valid(serv
         inner = tool_results(sub.messages)
         assert len(inner) == 1 and next(iter(inner.values()))["is_error"]
     assert set(tool_results(agent.messages)) == {"toolu_a1", "toolu_a2"}
+
+
+def test_a_bad_agents_entry_in_settings_is_refused_before_anything_is_sent(server, tmp_path) -> None:
+    from jupyter_toolagent import SettingsFileError
+
+    (tmp_path / ".toolagent").mkdir()
+    (tmp_path / ".toolagent" / "settings.json").write_text('{"agents": {"x": {"tools": "everything", "colour": 1}}}')
+    server.set_turns(["never sent"])
+    agent = make_agent(server, tools=[lookup], cwd=tmp_path)
+    with pytest.raises(SettingsFileError):
+        agent.run_sync("main")
+    assert server.bodies == []
+
+
+def test_a_definition_added_between_runs_is_offered_in_the_next_request(server) -> None:
+    server.set_turns(["one", "two"])
+    agent = make_agent(server, tools=[lookup])
+    agent.run_sync("first")
+    subagent("latecomer", "Arrives late", tools=["lookup"])
+    try:
+        agent.run_sync("second")
+    finally:
+        remove_subagent("latecomer")
+    described = [next(t["description"] for t in b["tools"] if t["name"] == "Agent") for b in server.bodies]
+    assert "latecomer" not in described[0] and "latecomer" in described[1]
