@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..core.deferred_tools import TOOL_SEARCH_NAME, DeferredTools
 from ..core.events import AgentEvent, SubagentEvent, TextDeltaEvent
 from ..core.permission_types import PermissionDecision
 from ..core.session import RunConfig, RunRecord, Session
@@ -107,8 +108,12 @@ async def run_subagent(definition: SubagentDefinition, prompt: str, description:
 
     parent_tools = list(parent.tools)
     chosen = [t for t in definition.tool_selection(parent_tools)
-              if not (t.name == AGENT_TOOL_NAME and depth >= MAX_DEPTH)]
-    pool = ToolPool(chosen)
+              if not (t.name == AGENT_TOOL_NAME and depth >= MAX_DEPTH) and t.name != TOOL_SEARCH_NAME]
+    # the deferred tools it may use stay deferred: it loads them with its own ToolSearch
+    parent_deferred = parent.deferred
+    deferred_all = {n: t for n, t in (parent_deferred.all.items() if parent_deferred else ()) if definition.selects(t)}
+    chosen_names = {t.name for t in chosen}
+    search = next((t for t in parent_tools if t.name == TOOL_SEARCH_NAME), None)
     options = replace(parent.options, extra={**parent.options.extra, DEPTH_KEY: depth, LABEL_KEY: label})
     can_use_tool = _LabelledPermissions(parent.can_use_tool, label)
 
@@ -119,8 +124,13 @@ async def run_subagent(definition: SubagentDefinition, prompt: str, description:
         parent.emit(SubagentEvent(parent_tool_use_id=progress.tool_use_id, agent=label, depth=depth, event=event))
 
     def build_context() -> ToolUseContext:
-        return parent.replace(tools=pool, messages=list(child.messages), emit=emit, session=child,
-                              can_use_tool=can_use_tool, options=options, outputs=child.outputs)
+        loaded = [t for n, t in deferred_all.items() if n in child.loaded_tools and n not in chosen_names]
+        sent = {t.name for t in chosen} | {t.name for t in loaded}
+        deferred = DeferredTools(all=deferred_all, unloaded={n: t for n, t in deferred_all.items() if n not in sent})
+        extra_search = [search] if search is not None and deferred_all else []
+        return parent.replace(tools=ToolPool([*chosen, *loaded, *extra_search]), messages=list(child.messages),
+                              emit=emit, session=child, can_use_tool=can_use_tool, options=options,
+                              outputs=child.outputs, deferred=deferred if deferred_all else None)
 
     config = RunConfig(model=_resolve_model(definition, model), max_turns=definition.max_turns,
                        max_tokens=max_tokens, system=definition.system, extra=dict(parent.options.extra))

@@ -27,7 +27,8 @@ def first_user_text(body: dict[str, Any]) -> str:
     content = body["messages"][0]["content"]
     if isinstance(content, str):
         return content
-    return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+    return "".join(b.get("text", "") for b in content if b.get("type") == "text"
+                   and not b.get("text", "").startswith("<available-deferred-tools>"))  # the names listing
 
 
 class ByConversation:

@@ -165,3 +165,32 @@ def test_required_word_filters_and_max_results_bounds(names, verb, srv, limit) -
     expected = f"mcp__{srv}__{verb}_item"
     if expected in deferred.all:
         assert found and found[0].name == expected  # the exact name match ranks first
+
+
+def test_a_sub_agent_loads_a_deferred_tool_with_its_own_search(server) -> None:
+    from agent_support import ByConversation
+
+    tools = hundred_tools()
+    target = next(t for t in tools if t.name == TARGET)
+    script = ByConversation({
+        "main": [[tool_use_block("Agent", {"description": "archive", "prompt": "SUB archive J-9",
+                                           "subagent_type": "explore"}, id="toolu_agent")], "ok"],
+        "SUB archive J-9": [
+            [tool_use_block(TARGET, {"item_id": "J-9"}, id="toolu_early")],
+            [tool_use_block("ToolSearch", {"query": f"select:{TARGET}"}, id="toolu_s")],
+            [tool_use_block(TARGET, {"item_id": "J-9"}, id="toolu_ok")],
+            "archived J-9",
+        ],
+    })
+    server.set_turns(script)
+    agent = make_agent(server, tools=tools)
+    record = agent.run_sync("main")
+    [sub] = record.subruns
+    inner = tool_results(sub.messages)
+    assert "select:" in result_text(inner["toolu_early"]) and inner["toolu_early"]["is_error"]
+    assert result_text(inner["toolu_ok"]) == f"{TARGET} ran on J-9"
+    sub_bodies = script.bodies_of("SUB archive J-9")
+    assert TARGET not in sent_names(sub_bodies[1]) and TARGET in sent_names(sub_bodies[2])
+    assert TARGET in first_text(sub_bodies[0])  # the sub-agent gets the names listing too
+    assert TARGET not in agent.session.loaded_tools  # loading in the sub-agent leaves the parent's requests as they were
+    assert target.calls == [{"item_id": "J-9"}]
