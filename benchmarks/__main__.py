@@ -34,6 +34,7 @@ MODULES = {
     "B8": "b8_prompt_cache",
     "B9": "b9_approval_wait",
     "B11": "b11_mcp",
+    "B12": "b12_deferred_and_subagents",
     "B13": "b13_context_compaction",
     "B14": "b14_kernel_changes",
     "B15": "b15_sandbox",

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .agent import Agent
+from .agents import subagent
 from .core.abort import AbortSignal
 from .core.function_tool import FunctionTool, tool
 from .core.pairing import check_pairing, normalize_messages_for_api, repair_pairing
@@ -26,6 +27,7 @@ from .permissions import PermissionContext, RuleBasedPermissions
 __version__ = "0.1.0"
 
 __all__ = [
+    "subagent",
     "AbortSignal",
     "Agent",
     "ApprovalRequest",

@@ -64,6 +64,7 @@ class Agent:
         context_window: int | None = None,
         compact_at: float = 0.8,
         mcp_servers: Mapping[str, Any] | None = None,
+        subagents: bool = False,
         **extra: Any,
     ) -> None:
         if model is None or isinstance(model, str):
@@ -83,9 +84,24 @@ class Agent:
             allow=allow, deny=deny, ask=ask, approver=approver, interactive=approver is not None,
             hooks=hooks, can_use_tool=can_use_tool, cwd=Path(cwd) if cwd else None, namespace=namespace,
             tool_provider=self._provide_tools, context_window=context_window, compact_at=compact_at,
-            extra=dict(extra), tool_sources=[self.mcp],
+            extra=dict(extra), tool_sources=[self.mcp, *self._subagent_sources(subagents, max_tokens)],
         )
         self._check_rule_tools({"allow": allow, "deny": deny, "ask": ask})
+
+    def _subagent_sources(self, enabled: bool, max_tokens: int) -> list[Any]:
+        """The ``Agent`` tool (SPEC §12), when ``subagents=True``."""
+        if not enabled:
+            return []
+        from .agents import AgentTool, SubagentSource
+
+        def settings() -> Any:
+            return self.session.permissions.settings if self.session.permissions is not None else None
+
+        def current_tools() -> list[Any]:
+            return [*(as_tool(t) for t in self._provide_tools()), *self.mcp.tools()]
+
+        return [SubagentSource(AgentTool(lambda: self.config.model, tools_provider=current_tools,
+                                         settings_provider=settings, max_tokens=max_tokens))]
 
     def _check_rule_tools(self, rules: dict[str, Sequence[str]]) -> None:
         """Refuse a rule that names no tool (a misspelled deny rule would never apply). With a

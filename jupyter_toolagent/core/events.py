@@ -168,6 +168,19 @@ class RunFinishedEvent:
     at: float = field(default_factory=_now)
 
 
+@dataclass(kw_only=True)
+class SubagentEvent:
+    """An event of a sub-agent's run, forwarded to the parent run: ``parent_tool_use_id`` is
+    the ``Agent`` call that started it, ``agent`` its label, ``depth`` 1 or 2."""
+
+    kind: Literal["subagent"] = "subagent"
+    parent_tool_use_id: str
+    agent: str
+    depth: int
+    event: Any
+    at: float = field(default_factory=_now)
+
+
 AgentEvent = Union[
     RequestStartedEvent,
     TextDeltaEvent,
@@ -181,4 +194,5 @@ AgentEvent = Union[
     NoticeEvent,
     RequestFinishedEvent,
     RunFinishedEvent,
+    SubagentEvent,
 ]

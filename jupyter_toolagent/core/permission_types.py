@@ -131,6 +131,8 @@ class ApprovalRequest:
     tool_use_id: str
     reason: str
     suggested_rule: str | None = None
+    agent: str | None = None
+    """The sub-agent that asks (``explore: find the config``); None for the cell's own run."""
 
 
 @dataclass

@@ -29,6 +29,7 @@ from .abort import AbortSignal
 from .context_guard import ContextGuard
 from .accumulator import BlockDone, MessageAccumulator, TextDelta, ThinkingDelta
 from .continuation import StreamContinuations, continuation_note, wait_unless_aborted
+from .deferred_tools import with_listing
 from .events import (
     AgentEvent,
     NoticeEvent,
@@ -265,6 +266,7 @@ async def drive_run(
             tools = [t.to_api_schema() for t in ctx.tools]
             api_messages = await guard.messages_for_request(
                 ctx, tools, lambda: prepare_messages(session, ctx, emit, persist=not config.dry_run))
+            api_messages = with_listing(api_messages, ctx.deferred)  # deferred tools, by name (§13)
             body = build_request_body(
                 model=model.model_name, system=system, tools=tools,
                 messages=api_messages, max_tokens=config.max_tokens, thinking=config.thinking,
@@ -368,6 +370,7 @@ async def drive_run(
             await _run_stop_hooks(ctx, reason, emit)
         if error:  # an exception's text may quote anything; the record is exported and saved
             error = session.scrubber.scrub(error)
+        total = total + record.subrun_usage()  # sub-agents' requests count toward this run
         record.finish_reason, record.error, record.usage = reason, error, total
         record.finished_at = time.time()
         emit(RunFinishedEvent(reason=reason, usage=total, error=error))

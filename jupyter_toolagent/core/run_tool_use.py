@@ -84,6 +84,8 @@ async def _run_stages(block: dict[str, Any], ctx: ToolUseContext, batch: int | N
 
     # 1. Lookup (aliases accepted).
     tool = ctx.tools.find(requested)
+    if tool is None and ctx.deferred and requested in ctx.deferred.unloaded:
+        return _fail(block, requested, ctx.deferred.hint(requested), "invalid")
     if tool is None:
         return _fail(
             block,
@@ -237,7 +239,7 @@ async def _call(tool: Tool, parsed: BaseModel, block: dict[str, Any], ctx: ToolU
     modifier: ContextModifier | None = None
     with capture_output() as captured:
         try:
-            raw = await tool.call(parsed, ctx, Progress(report, label))
+            raw = await tool.call(parsed, ctx, Progress(report, label, tool_use_id=tool_use_id))
             if isinstance(raw, ToolResult):
                 content, is_error, modifier = tool.map_output(raw.content), raw.is_error, raw.context_modifier
             else:

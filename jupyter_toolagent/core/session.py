@@ -103,6 +103,15 @@ class RunRecord:
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
     error: str | None = None
+    subruns: list[Any] = field(default_factory=list)
+    """Sub-agent runs started by this run's ``Agent`` calls (`agents.SubRun`), in start order."""
+
+    def subrun_usage(self) -> Usage:
+        """The usage of every sub-agent run below this one (their own sub-runs included)."""
+        total = Usage()
+        for sub in self.subruns:
+            total = total + sub.record.usage
+        return total
 
     @property
     def finished(self) -> RunFinishedEvent | None:
@@ -141,6 +150,8 @@ class Session:
         credential its model uses. Every tool result and emitted event passes through it."""
         self.file_reads = FileReadState()
         """Files this conversation has read, for the read-before-edit rule (SPEC §10)."""
+        self.loaded_tools: set[str] = set()
+        """Deferred tools loaded by ``ToolSearch``: sent with their schemas from then on (SPEC §13)."""
 
     # --- views ---------------------------------------------------------------------------
     def check_pairing(self) -> list[Any]:
@@ -330,6 +341,9 @@ class Session:
             keep = set(config.tool_names) | {"ReadToolOutput"}
             pool = ToolPool(t for t in pool if t.name in keep)
         pool = visible_tools(pool, self.permissions)
+        from .deferred_tools import split_deferred
+
+        pool, deferred = split_deferred(pool, str(config.extra.get("defer_tools") or "auto"), self.loaded_tools)
         options = ToolOptions(
             cwd=Path(config.cwd) if config.cwd is not None else Path(getattr(self.permissions, "cwd", None) or self.cwd),
             namespace=config.namespace,
@@ -342,6 +356,7 @@ class Session:
             tools=pool, can_use_tool=can_use_tool, abort=abort, messages=list(self.messages),
             permissions=self.permissions, hooks=hooks, options=options, outputs=self.outputs,
             emit=emit, session=self, flush_events=flush_events, scrubber=self.scrubber, file_reads=self.file_reads,
+            deferred=deferred,
         )
 
 

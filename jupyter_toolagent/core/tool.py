@@ -55,9 +55,11 @@ class Progress:
     """Handed to `Tool.call`; reports progress that is displayed, never sent to the model."""
 
     def __init__(self, emit: Callable[[str, str, float | None], None] | None = None,
-                 label: Callable[[str], None] | None = None) -> None:
+                 label: Callable[[str], None] | None = None, *, tool_use_id: str = "") -> None:
         self._emit = emit
         self._label = label
+        self.tool_use_id = tool_use_id
+        """The id of the call being run (a sub-agent tags its forwarded events with it)."""
 
     def label(self, text: str) -> None:
         """A short line about how the call runs (e.g. its sandbox), shown on its card."""
@@ -242,6 +244,8 @@ class ToolUseContext:
     emit: Callable[["AgentEvent"], None] = _drop_event
     session: Any = None
     flush_events: Callable[[], Awaitable[None]] = _nothing_to_flush
+    deferred: Any = None
+    """The deferred tools of this request (`deferred_tools.DeferredTools`), or None."""
     """Wait until the front end has handled every event emitted so far (bounded: it returns
     anyway after a short while). A tool about to block the loop's thread awaits it first, so
     its running card is on screen while it blocks."""

@@ -122,11 +122,27 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         context_window=magics.context_window or None,
         compact_at=magics.compact_at,
         rule_surface="cell",
-        extra=kernel_extras(shell),
+        extra={**kernel_extras(shell), "defer_tools": magics.defer_tools},
         prompt_note=kernel_change_note(shell, session),
-        tool_sources=[servers_for(shell)],
+        tool_sources=[servers_for(shell), *subagent_sources(magics, model.model, tool_provider, session)],
     )
     return PreparedCell(prompt, options, session, model, approvals, config, abort, view, notices, shell)
+
+
+def subagent_sources(magics: Any, model: Any, tool_provider: Any, session: Any) -> list[Any]:
+    """The ``Agent`` tool, unless ``%config AgentMagics.subagents = False``."""
+    if not magics.subagents:
+        return []
+    from ..agents import AgentTool, SubagentSource
+    from ..core.function_tool import as_tool
+
+    def current_tools() -> list[Any]:
+        return [as_tool(t) for t in tool_provider()] if tool_provider is not None else []
+
+    def settings() -> Any:
+        return session.permissions.settings if session.permissions is not None else None
+
+    return [SubagentSource(AgentTool(lambda: model, tools_provider=current_tools, settings_provider=settings))]
 
 
 async def execute_cell(cell: PreparedCell) -> None:

@@ -34,7 +34,8 @@ class ApprovalPanel:
 
     def __init__(self, request: ApprovalRequest) -> None:
         self.request = request
-        self.reason = widgets.HTML(sr.ask_html(Ask(request.reason, request.suggested_rule, 0.0), request.tool_name))
+        reason = f"sub-agent {request.agent} asks: {request.reason}" if request.agent else request.reason
+        self.reason = widgets.HTML(sr.ask_html(Ask(reason, request.suggested_rule, 0.0), request.tool_name))
         self.allow_once = widgets.Button(description="Allow once", button_style="success", icon="check")
         rule = request.suggested_rule or request.tool_name
         self.always_allow = widgets.Button(

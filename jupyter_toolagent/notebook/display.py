@@ -136,7 +136,7 @@ class RunDisplay:
     def _mount_approval(self, request: ApprovalRequest, panel: ApprovalPanel) -> None:
         asked = PermissionAskedEvent(
             tool_use_id=request.tool_use_id,
-            name=request.tool_name,
+            name=f"{request.agent} › {request.tool_name}" if request.agent else request.tool_name,
             input=request.input,
             reason=request.reason,
             suggested_rule=request.suggested_rule,

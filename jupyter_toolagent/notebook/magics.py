@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
+from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from . import kernel_run
@@ -37,6 +37,9 @@ class AgentMagics(Magics, Configurable):
     ask = List(Unicode(), help="Ask rules for every cell.").tag(config=True)
     interactive = Bool(None, allow_none=True,
                        help="Approval buttons: True forces, False forbids, None detects the front end.").tag(config=True)
+    defer_tools = Enum(["auto", "always", "never"], "auto", help="Deferred tools (sent by name until ToolSearch loads them): 'auto' "
+                                       "(MCP tools past 20), 'always' (every MCP tool) or 'never'.").tag(config=True)
+    subagents = Bool(True, help="Offer the Agent tool (sub-agents, SPEC §12).").tag(config=True)
     offline_demo = Bool(True, help="With no API key, run the built-in offline demo instead of failing.").tag(config=True)
     context_window = Int(0, help="The model's context window in tokens (0: the API's answer, else the "
                                  "model's table entry).").tag(config=True)

@@ -42,6 +42,9 @@ USAGE = """\
   resume NAME        continue a saved session (also after a kernel restart)
   sandbox            whether the Bash sandbox works here, and what a command may touch in it
   mcp add|list|remove|log   the notebook's MCP servers (%agent mcp for usage)
+  agents             the sub-agent definitions and this session's sub-agent runs
+  transcript --agent ID   the transcript of the sub-agent started by Agent call ID
+  schedule --agent ID     that sub-agent's schedule
   help               this text"""
 
 
@@ -110,6 +113,10 @@ def check(magics: "AgentMagics", args: list[str]) -> "PairingCheckView":
 def transcript(magics: "AgentMagics", args: list[str]) -> "TranscriptView":
     from ..views import TranscriptView
 
+    if len(args) == 2 and args[0] == "--agent":
+        from .agent_commands import subagent_transcript
+
+        return subagent_transcript(_session(magics), args[1])
     _no_args("transcript", args)
     session = _session(magics)
     return TranscriptView.for_session(session, title=f"Transcript of session {session.name!r}")
@@ -133,6 +140,10 @@ def schedule(magics: "AgentMagics", args: list[str]) -> "ScheduleView":
     """Which calls of the last run shared a batch, and when each was queued, waited and ran."""
     from ..views import ScheduleView
 
+    if len(args) == 2 and args[0] == "--agent":
+        from .agent_commands import subagent_schedule
+
+        return subagent_schedule(_session(magics), args[1])
     _no_args("schedule", args)
     session = _session(magics)
     view = ScheduleView(_last_run(session))
@@ -250,6 +261,13 @@ def mcp(magics: "AgentMagics", args: list[str]) -> Any:
     return mcp_command(magics, args)
 
 
+def agents(magics: "AgentMagics", args: list[str]) -> TextView:
+    from .agent_commands import agents_listing
+
+    _no_args("agents", args)
+    return TextView(agents_listing(_session(magics)))
+
+
 def help_text(magics: "AgentMagics", args: list[str]) -> TextView:
     _no_args("help", args)
     return TextView(USAGE)
@@ -273,6 +291,7 @@ SUBCOMMANDS: dict[str, Callable[["AgentMagics", list[str]], Any]] = {
     "export": export,
     "sandbox": _sandbox,
     "mcp": mcp,
+    "agents": agents,
     "help": help_text,
     "undo": _undo,
 }

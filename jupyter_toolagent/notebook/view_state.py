@@ -10,6 +10,7 @@ same state.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
@@ -21,6 +22,7 @@ from ..core.events import (
     RequestFinishedEvent,
     RequestStartedEvent,
     RunFinishedEvent,
+    SubagentEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolFinishedEvent,
@@ -342,9 +344,30 @@ def apply_event(state: RunViewState, event: AgentEvent) -> Update:
             if event.usage.requests or event.usage.input_tokens or event.usage.output_tokens:
                 state.usage = event.usage
             return finish_run(state, reason=event.reason, error=event.error, at=event.at)
+        case "subagent":
+            assert isinstance(event, SubagentEvent)
+            return _apply_subagent_event(state, event)
         case _:
             assert_never(event)  # type: ignore[arg-type]
     return NOTHING
+
+
+_SUBAGENT_CARD_EVENTS = frozenset({"tool_queued", "tool_started", "tool_progress", "tool_finished",
+                                   "permission_asked", "permission_decided"})
+
+
+def _apply_subagent_event(state: RunViewState, event: SubagentEvent) -> Update:
+    """A sub-agent's tool cards (and its asks) appear in the cell, named after the sub-agent;
+    its text reaches the ``Agent`` card as progress, its request and finish events only count
+    in the ``Agent`` call's result."""
+    inner = event.event
+    while isinstance(inner, SubagentEvent):  # a second level: keep the innermost label
+        event, inner = inner, inner.event
+    if inner.kind not in _SUBAGENT_CARD_EVENTS:
+        return NOTHING
+    if hasattr(inner, "name"):
+        inner = dataclasses.replace(inner, name=f"{event.agent} › {inner.name}")
+    return apply_event(state, inner)
 
 
 def finish_run(state: RunViewState, *, reason: str, error: str | None = None, at: float) -> Update:

@@ -24,7 +24,7 @@ import difflib
 import json
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -35,6 +35,19 @@ from .rules import parse_rule
 
 SETTINGS_DIR = ".toolagent"
 SETTINGS_NAME = "settings.json"
+
+
+class AgentEntry(BaseModel):
+    """One ``"agents"`` entry: a sub-agent definition (SPEC §12). ``tools``: names of the
+    caller's tools, or ``"read_only"``; absent: all of them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = ""
+    system: Optional[str] = None
+    tools: Optional[list[str] | Literal["read_only"]] = None
+    model: Optional[str] = None
+    max_turns: int = Field(default=20, ge=1)
 
 
 class PermissionLists(BaseModel):
@@ -79,6 +92,8 @@ class Settings(BaseModel):
     mcp_servers: Optional[dict[str, Any]] = Field(default=None, alias="mcpServers")
     """MCP servers (SPEC §11); each entry is checked by `jupyter_toolagent.mcp.config`."""
     enable_project_mcp_servers: bool = Field(default=False, alias="enableProjectMcpServers")
+    agents: Optional[dict[str, AgentEntry]] = None
+    """Sub-agent definitions (SPEC §12): ``{NAME: {"description", "system", "tools", "model", "max_turns"}}``."""
     path: Optional[Path] = Field(default=None, exclude=True)
 
     @field_validator("mode", mode="before")
@@ -203,7 +218,7 @@ def _describe(err: Any) -> str:
     return f"field '{where}': {message} (got {_json_type(given)} {json.dumps(given, default=repr)[:60]})"
 
 
-_TOP_LEVEL_KEYS = ("permissions", "mode", "sandbox", "mcpServers", "enableProjectMcpServers", "$schema")
+_TOP_LEVEL_KEYS = ("permissions", "mode", "sandbox", "mcpServers", "enableProjectMcpServers", "agents", "$schema")
 _SECTION_KEYS = {"permissions": ("allow", "deny", "ask"), "sandbox": ("network", "write", "required")}
 
 

@@ -187,12 +187,23 @@ def test_b15_sandbox_compares_each_policy_with_the_unsandboxed_command() -> None
     assert [t.text for t in figure.targets] == ["added per Bash command, read-only ≤ 15 ms",
                                                 "added per Bash command, writable ≤ 15 ms"]
     assert all(t.value is not None for t in figure.targets)
+
+
 def test_b11_mcp_calls_are_compared_with_a_bare_client_session() -> None:
     figure = smoke("B11")
     ours = measured(figure, "through the product (run_tool_use)")
     assert ours.ratio_to == "bare ClientSession.call_tool" and ours.runs == 10
     phase = measured(figure, "10 trusted read-only calls: tool phase")
     assert phase.ratio_to == "ideal (10 calls overlap)"
+
+
+def test_b12_compares_deferred_with_full_and_two_sub_agents_with_one() -> None:
+    figure = smoke("B12")
+    deferred = measured(figure, "first request, 100 tools deferred")
+    assert deferred.ratio_to == "first request, 100 tools sent in full"
+    two = measured(figure, "two explore agents in parallel, 0.5 s tool each")
+    assert two.ratio_to == "one explore agent, 0.5 s tool"
+    assert all(t.value is not None for t in figure.targets)
 
 
 def test_every_benchmark_module_is_covered_here() -> None:

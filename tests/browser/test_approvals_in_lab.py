@@ -272,3 +272,44 @@ def test_kernel_interrupt_during_an_approval_wait(page, jupyter_lab, fake_api):
             "() => document.querySelectorAll('.jp-Notebook .jp-Cell')[2].innerText.includes('Second answer.')", timeout=30_000
         )
     _assert_valid_follow_up(nb, fake_api, tag, 2)
+
+
+# --- a sub-agent's ask --------------------------------------------------------------------------------
+def test_sub_agent_ask_is_clicked_in_the_cell_and_names_the_sub_agent(page, jupyter_lab, fake_api, latency_log):
+    """The cell's run starts a general-purpose sub-agent; the sub-agent's RunPython call asks,
+    the card in the cell says which sub-agent asks, and the click lets the inner call run."""
+    tags: dict[str, str] = {}
+
+    def script(body):
+        first, results = _first_user(body), all_tool_results(body)
+        if "SUB" in first:
+            if not results:
+                return [tool_use_block("RunPython", {"code": "sub_value = 7 * 6"})]
+            return [text_block("sub_value is set.")]
+        if not results:
+            return [tool_use_block("Agent", {"description": "set value", "prompt": f"{tags['tag']} SUB set sub_value",
+                                             "subagent_type": "general-purpose"})]
+        return [text_block("The sub-agent is done.")]
+
+    tag = tags["tag"] = fake_api.script(script)
+    nb = open_notebook(page, jupyter_lab, "subagent_allow.ipynb",
+                       [LOAD, f"%%agent\n{tag} delegate", "print('after:', sub_value)"])
+    nb.run_all()
+    allow = nb.wait_button(1, "Allow once")
+    shown = nb.cell(1).inner_text()
+    assert "sub-agent general-purpose: set value asks" in shown
+    assert "general-purpose: set value › RunPython" in shown
+    click = nb.click(allow)
+    nb.wait_all_done()
+    assert "after: 42" in nb.output_text(2)
+    assert "The sub-agent is done." in nb.output_text(1)
+    record_latency(latency_log, "sub_agent_allow_once", click.at, nb.decided_at(1))
+    bodies = fake_api.bodies(tag, expected=4)  # the cell's two requests and the sub-agent's two
+    agent_result = [r for r in tool_results(bodies[-1])]
+    assert len(agent_result) == 1 and "sub_value is set." in result_text(agent_result[0])
+    assert "[sub-agent general-purpose: 1 tool call(s)" in result_text(agent_result[0])
+
+
+def _first_user(body: dict[str, Any]) -> str:
+    content = body["messages"][0]["content"]
+    return content if isinstance(content, str) else " ".join(b.get("text", "") for b in content if b.get("type") == "text")

@@ -24,7 +24,8 @@ from nbclient import NotebookClient
 
 PROJECT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = PROJECT / "notebooks"
-LESSONS = ("quickstart", "tool_use_protocol", "debugging_pairing", "permissions_and_hooks", "long_sessions", "mcp_tools")
+LESSONS = ("quickstart", "tool_use_protocol", "debugging_pairing", "permissions_and_hooks", "long_sessions", "mcp_tools",
+           "subagents_and_tool_search")
 PROBE_MARK = "@@probe@@"
 
 

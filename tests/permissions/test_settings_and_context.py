@@ -81,7 +81,7 @@ def test_load_settings(tmp_path: Path) -> None:
      ["field 'permissions.deny[1]': invalid permission rule 'Bash(('"]),
     ({"permissions": {"alow": ["Bash"]}}, ["field 'permissions.alow': unknown key; did you mean 'allow'?"]),
     ({"permisions": {"deny": ["Bash(rm:*)"]}}, ["field 'permisions': unknown key; did you mean 'permissions'?"]),
-    ({"theme": "dark"}, ["field 'theme': unknown key (expected permissions, mode, sandbox, mcpServers, enableProjectMcpServers or $schema)"]),
+    ({"theme": "dark"}, ["field 'theme': unknown key (expected permissions, mode, sandbox, mcpServers, enableProjectMcpServers, agents or $schema)"]),
     ({"permissions": {"allow": "Bash"}}, ["field 'permissions.allow'"]),
     ({"permissions": {"allow": [1]}}, ["field 'permissions.allow[0]'"]),
     ({"mode": "yolo"}, ["field 'mode'", "unknown permission mode 'yolo'"]),
