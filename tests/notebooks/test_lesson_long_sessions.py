@@ -49,7 +49,10 @@ def test_a_compaction_happens_and_keeps_pairing(lesson: ExecutedLesson) -> None:
     assert "compaction 1 (auto" in lesson.text("transcript")
     compactions, valid, too_long, summaries, learned, reasons = lesson.probes[0]
     assert compactions >= 2 and valid and summaries >= 1
-    assert reasons[-1] == "prompt too long" and "auto" in reasons
+    # both kinds happened; with the Agent and ToolSearch schemas in every request a later cell
+    # may compact automatically again after the "prompt too long" one
+    assert "prompt too long" in reasons and "auto" in reasons
+    assert reasons.index("auto") < reasons.index("prompt too long")
 
 
 def test_prompt_too_long_is_learned_compacted_and_retried(lesson: ExecutedLesson) -> None:

@@ -238,8 +238,12 @@ def test_no_tool_in_any_mode_gets_the_key_out(tmp_path: Path) -> None:
     # tools ran and printed protected values, and the scrubber replaced them.
     bypass = texts[len(ATTEMPTS) * MODES.index("bypassPermissions"):][:len(ATTEMPTS)]
     by_call = dict(zip((json.dumps(a["input"]) + a["name"] for a in ATTEMPTS), bypass))
-    for attempt in ("printenv MY_SERVICE_TOKEN", "cat settings.ini", "echo $MY_SERVICE_TOKEN | rev"):
-        assert "[secret]" in by_call[json.dumps({"command": attempt}) + "Bash"], attempt
+    assert "[secret]" in by_call[json.dumps({"command": "cat settings.ini"}) + "Bash"]
+    # The command's environment holds no secret-looking variable (SPEC §5.5): nothing to print.
+    for attempt in ("printenv MY_SERVICE_TOKEN", "echo $MY_SERVICE_TOKEN | rev"):
+        text = by_call[json.dumps({"command": attempt}) + "Bash"]
+        assert "[secret]" not in text and "svc_" not in text, (attempt, text)
+    assert "1" in by_call[json.dumps({"command": "printenv MY_SERVICE_TOKEN"}) + "Bash"]  # its exit code
     assert "[secret]" in by_call[json.dumps({"file_path": "settings.ini"}) + "Read"]
     python = next(a for a in ATTEMPTS if a["name"] == "RunPython")
     for name, input in (("leak_slice", {"start": 5}), ("leak_error", {}), ("RunPython", python["input"])):

@@ -21,9 +21,14 @@ TINY_PNG = base64.b64decode(
 
 @pytest.fixture
 def shell() -> Iterator[Any]:
+    from IPython.core.interactiveshell import InteractiveShell
     from IPython.testing.globalipapp import get_ipython
 
     shell = get_ipython()
+    # `display()` publishes through the current InteractiveShell instance; another test may have
+    # left a different one current. In a kernel there is only one, so make this shell it.
+    current = InteractiveShell._instance
+    InteractiveShell._instance = shell
     flags = shell.compile.flags
     display_pub = shell.display_pub
     formatter = shell.display_formatter
@@ -32,6 +37,7 @@ def shell() -> Iterator[Any]:
     yield shell
     formatter.active_types = active
     shell.compile.flags = flags
+    InteractiveShell._instance = current
     assert shell.display_pub is display_pub
     for name in ("rt_value", "rt_lines", "rt_f", "rt_g", "Pic"):
         shell.user_ns.pop(name, None)
