@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
-import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -13,6 +11,7 @@ from .core.abort import AbortSignal
 from .core.events import AgentEvent, RunFinishedEvent
 from .core.function_tool import as_tool
 from .core.session import PermissionMode, RunConfig, RunRecord, Session
+from .core.sync_run import run_to_completion
 from .core.tool import Tool
 from .core.usage import Usage
 from .models.base import Model
@@ -200,24 +199,7 @@ class Agent:
     def run_sync(self, prompt: str, **kw: Any) -> RunRecord:
         """`run` for code that is not async. Inside a running event loop (a notebook cell) the
         run goes to a fresh loop in a worker thread, so it works there too."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self._run_on_own_loop(prompt, **kw))
-        box: dict[str, Any] = {}
-
-        def target() -> None:
-            try:
-                box["result"] = asyncio.run(self._run_on_own_loop(prompt, **kw))
-            except BaseException as exc:  # re-raised in the caller's thread
-                box["error"] = exc
-
-        thread = threading.Thread(target=target, name="toolagent-run-sync", daemon=True)
-        thread.start()
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        return box["result"]
+        return run_to_completion(lambda: self._run_on_own_loop(prompt, **kw))
 
     @property
     def last_finish(self) -> RunFinishedEvent | None:

@@ -7,13 +7,12 @@ compaction from `core.context_guard.compact_now`, saved sessions from
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from ..core.sync_run import run_to_completion
 from .sessions import registry_for
 
 if TYPE_CHECKING:
@@ -113,28 +112,10 @@ def compact(magics: "AgentMagics", args: list[str]) -> "TextView":
             if choice.owned and close is not None:
                 await close()
 
-    result = _run_in_thread(go)
+    result = run_to_completion(go, thread_name="toolagent-compact")
     session.save()
     text = "\n".join(getattr(n, "text", str(n)) for n in notices) or "nothing was compacted"
     return _text(text if result is not None else "not compacted: " + text)
-
-
-def _run_in_thread(make: Any) -> Any:
-    """Run a coroutine to the end from a line magic (the kernel's own loop may be running)."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(make())
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="toolagent-compact", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
 
 
 def resume(magics: "AgentMagics", args: list[str]) -> "TextView":
