@@ -18,8 +18,8 @@ import time
 
 from jupyter_toolagent.core.tool import ToolOptions, ToolPool, ToolUseContext
 from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, decide
-from jupyter_toolagent.permissions import shell as shell_module
-from jupyter_toolagent.permissions import shell_unwrap
+from jupyter_toolagent.permissions.shell import parse as shell_module
+from jupyter_toolagent.permissions.shell import unwrap as shell_unwrap
 from jupyter_toolagent.tools import Bash
 
 from .harness import Figure, Row, Size, Target, pick

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ToolAgentError
-from .pairing_server_tools import unpaired_server_tool_uses
+from .pairing.server_tools import unpaired_server_tool_uses
 
 INPUT_BLOCKS = {"tool_use", "server_tool_use"}
 CUT_OFF = "no content_block_stop arrived for it: the stream ended inside the block"

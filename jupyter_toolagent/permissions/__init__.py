@@ -1,19 +1,22 @@
 """Permission rules, modes and the decision order (SPEC §5.1–5.3).
 
     rules.py          ``Tool`` / ``Tool(content)`` parsed into `PermissionRule`
-    shell.py          shell commands split into simple commands (bashlex)
-    shell_braces.py   words brace-expanded and unquoted as bash does (bracex), bounded
-    shell_wrappers.py ``time``/``timeout``/``nice``/``nohup``/``env NAME=v`` stripped for matching
-    shell_readonly.py which shell commands are read-only
-    shell_exit.py     exit codes that answer "no" (``grep`` 1 = no match), found on the parse tree
-    shell_rules.py    ``Bash(...)`` matching: lenient for deny/ask, strict for allow
-    shell_unwrap.py   every command a command may run (runners, ``sh -c``, ``env -S``, ``trap`` …)
-    shell_git.py      what git runs besides git (``-c core.pager=…``, ``rebase --exec`` …), and
+    shell/            shell commands read the way bash does (bashlex), one question per module:
+      parse.py        commands split into simple commands, read-only verdicts
+      braces.py       words brace-expanded and unquoted as bash does (bracex), bounded
+      wrappers.py     ``time``/``timeout``/``nice``/``nohup``/``env NAME=v`` stripped for matching
+      readonly.py     which shell commands are read-only
+      exit.py         exit codes that answer "no" (``grep`` 1 = no match), found on the parse tree
+      rules.py        ``Bash(...)`` matching: lenient for deny/ask, strict for allow
+      unwrap.py       every command a command may run (runners, ``sh -c``, ``env -S``, ``trap`` …)
+      git.py          what git runs besides git (``-c core.pager=…``, ``rebase --exec`` …), and
                       whether it runs in the working directory's own repository
-    shell_runners.py  ``uv run``, ``conda run``, ``nix-shell --run`` … described by their grammars
-    shell_paths.py    the files a command names, resolved, for ``Read(...)`` deny rules
-    shell_interpreters.py  inline program text and programs read from stdin (opaque)
-    shell_options.py  option values read the way getopt does (unique long-option prefixes too)
+      runners.py      ``uv run``, ``conda run``, ``nix-shell --run`` … described by their grammars
+      paths.py        the files a command names, resolved, for ``Read(...)`` deny rules
+      interpreters.py inline program text and programs read from stdin (opaque)
+      options.py      option values read the way getopt does (unique long-option prefixes too)
+      cwd.py          the directory each part runs in (``cd`` followed)
+      sed.py          sed scripts that run commands or read script files
     paths.py          gitignore-style file patterns on resolved paths
     safety.py         writes that ask in every mode; the protected list as data
                       (`safety.protected_path_patterns`, `safety.is_protected_path`)

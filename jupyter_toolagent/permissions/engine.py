@@ -47,9 +47,9 @@ from .read_safety import check_file_read, read_auto_allowed
 from .rules import RuleBehavior, RuleEntry, parse_rule
 from .safety import check_file_edit, check_shell
 from .shell import ParsedCommand, is_read_only_parsed, is_read_only_part
-from .shell_cwd import part_directories
-from .shell_paths import named_paths
-from .shell_rules import (
+from .shell.cwd import part_directories
+from .shell.paths import named_paths
+from .shell.rules import (
     allow_matches_part,
     opaque_reason,
     restriction_matches,

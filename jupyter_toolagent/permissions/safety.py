@@ -35,7 +35,7 @@ from itertools import islice
 from typing import Iterable
 
 from .shell import ParsedCommand, is_read_only_part
-from .shell_cwd import part_directories, resolve_word
+from .shell.cwd import part_directories, resolve_word
 
 __all__ = [
     "PROTECTED_DIRS", "PROTECTED_FILES", "PROTECTED_PATTERNS", "ProtectedPattern", "check_file_edit",

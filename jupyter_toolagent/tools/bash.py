@@ -72,7 +72,7 @@ def exit_answer(command: str, exit_code: int | None) -> str | None:
     """What a "no" exit code answers (``grep`` 1: "no match"), or None when it is a failure
     (also when the permission package's shell parser is missing or fails)."""
     try:
-        from ..permissions.shell_exit import no_answer
+        from ..permissions.shell.exit import no_answer
     except ImportError:
         return None
     try:

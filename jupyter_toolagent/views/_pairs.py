@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.pairing_check import PairingViolation, check_pairing, content_blocks
+from ..core.pairing.check import PairingViolation, check_pairing, content_blocks
 
 __all__ = ["PairIndex", "ResultInfo", "ToolPair", "index_pairs"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.pairing_check import PairingViolation, check_pairing
-from ..core.pairing_repair import RepairReport, repair_pairing
+from ..core.pairing.check import PairingViolation, check_pairing
+from ..core.pairing.repair import RepairReport, repair_pairing
 from ._base import View, esc
 
 __all__ = ["PairingCheckView", "RepairView"]

@@ -15,8 +15,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.pairing_check import PairingViolation
-from ..core.pairing_normalize import normalize_messages_for_api
+from ..core.pairing.check import PairingViolation
+from ..core.pairing.normalize import normalize_messages_for_api
 from ._base import View, cut_middle, esc
 from ._json import format_json
 from ._pairs import PairIndex, ResultInfo, ToolPair, index_pairs

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from jupyter_toolagent.core.pairing import check_pairing, normalize_messages_for_api
-from jupyter_toolagent.core.pairing_normalize import ERROR_RESULT_STRIPPED_NOTE
+from jupyter_toolagent.core.pairing.normalize import ERROR_RESULT_STRIPPED_NOTE
 
 IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
 

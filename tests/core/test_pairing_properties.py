@@ -30,7 +30,7 @@ from jupyter_toolagent.core.pairing import (
     normalize_messages_for_api,
     repair_pairing,
 )
-from jupyter_toolagent.core.pairing_repair import EMPTIED_MESSAGE_TEXT
+from jupyter_toolagent.core.pairing.repair import EMPTIED_MESSAGE_TEXT
 
 PROPERTY_SETTINGS = settings(
     max_examples=300,
@@ -265,14 +265,12 @@ def test_check_and_repair_scale_linearly() -> None:
 def test_the_pairing_modules_need_only_the_standard_library(tmp_path: Path) -> None:
     package = tmp_path / "standalone_pairing"
     package.mkdir()
-    (package / "__init__.py").write_text("")
     source = Path(pairing_module.__file__).parent
-    for name in ("pairing.py", "pairing_check.py", "pairing_normalize.py", "pairing_repair.py",
-                 "pairing_server_tools.py"):
+    for name in ("__init__.py", "check.py", "normalize.py", "repair.py", "server_tools.py"):
         shutil.copy(source / name, package / name)
     script = (
         "import sys\n"
-        "from standalone_pairing.pairing import check_pairing, repair_pairing, normalize_messages_for_api\n"
+        "from standalone_pairing import check_pairing, repair_pairing, normalize_messages_for_api\n"
         "m = [{'role': 'user', 'content': 'go'},"
         " {'role': 'assistant', 'content': [{'type': 'tool_use', 'id': 't', 'name': 'X', 'input': {}}]}]\n"
         "assert check_pairing(normalize_messages_for_api(m))[0].kind == 'missing_result'\n"

@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from jupyter_toolagent.core.pairing import MISSING_RESULT_TEXT, RepairReport, check_pairing, repair_pairing
-from jupyter_toolagent.core.pairing_repair import EMPTIED_MESSAGE_TEXT
+from jupyter_toolagent.core.pairing.repair import EMPTIED_MESSAGE_TEXT
 
 
 def user(*blocks: Any) -> dict[str, Any]:

@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jupyter_toolagent.permissions import is_read_only_command
-from jupyter_toolagent.permissions.shell import parse_command, try_parse
-from jupyter_toolagent.permissions.shell_braces import MAX_BRACE_WORDS, expand_braces
-from jupyter_toolagent.permissions.shell_options import long_option_meanings, may_abbreviate
-from jupyter_toolagent.permissions.shell_readonly import DANGEROUS_LONG_OPTIONS, PREFIX_SAFE_OPTIONS
-from jupyter_toolagent.permissions.shell_rules import opaque_reason, restriction_matches
+from jupyter_toolagent.permissions.shell.parse import parse_command, try_parse
+from jupyter_toolagent.permissions.shell.braces import MAX_BRACE_WORDS, expand_braces
+from jupyter_toolagent.permissions.shell.options import long_option_meanings, may_abbreviate
+from jupyter_toolagent.permissions.shell.readonly import DANGEROUS_LONG_OPTIONS, PREFIX_SAFE_OPTIONS
+from jupyter_toolagent.permissions.shell.rules import opaque_reason, restriction_matches
 
 # --- brace expansion agrees with bash ------------------------------------------------------------------
 

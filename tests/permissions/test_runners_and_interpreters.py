@@ -15,12 +15,12 @@ from fakes import BASH, make_ctx
 
 from jupyter_toolagent.permissions import PermissionContext, decide, is_read_only_command
 from jupyter_toolagent.permissions.safety import protected_reason
-from jupyter_toolagent.permissions.shell import try_parse
-from jupyter_toolagent.permissions.shell_git import git_opaque_reason, git_runs
-from jupyter_toolagent.permissions.shell_interpreters import inline_program, reads_program_from_input
-from jupyter_toolagent.permissions.shell_options import OptionSpec, option_values, scan_options
-from jupyter_toolagent.permissions.shell_rules import opaque_reason, restriction_matches
-from jupyter_toolagent.permissions.shell_unwrap import unwrap
+from jupyter_toolagent.permissions.shell.parse import try_parse
+from jupyter_toolagent.permissions.shell.git import git_opaque_reason, git_runs
+from jupyter_toolagent.permissions.shell.interpreters import inline_program, reads_program_from_input
+from jupyter_toolagent.permissions.shell.options import OptionSpec, option_values, scan_options
+from jupyter_toolagent.permissions.shell.rules import opaque_reason, restriction_matches
+from jupyter_toolagent.permissions.shell.unwrap import unwrap
 
 DENY_RM = {"deny": ("Bash(rm:*)",)}
 BYPASS = {"mode": "bypassPermissions", **DENY_RM}

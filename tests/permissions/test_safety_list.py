@@ -12,7 +12,8 @@ from classifier_families import NOT_PROTECTED, PROTECTED_EXAMPLES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jupyter_toolagent.permissions import is_read_only_command, shell_readonly
+from jupyter_toolagent.permissions import is_read_only_command
+from jupyter_toolagent.permissions.shell import readonly as shell_readonly
 from jupyter_toolagent.permissions.safety import (
     PROTECTED_PATTERNS,
     check_shell,
@@ -22,7 +23,7 @@ from jupyter_toolagent.permissions.safety import (
     protected_path_patterns,
     protected_reason,
 )
-from jupyter_toolagent.permissions.shell import try_parse
+from jupyter_toolagent.permissions.shell.parse import try_parse
 
 
 @pytest.mark.parametrize("path", PROTECTED_EXAMPLES)

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jupyter_toolagent.permissions import PermissionContext, decide
-from jupyter_toolagent.permissions.shell_interpreters import inline_program, reads_program_from_input
-from jupyter_toolagent.permissions.shell_sed import sed_runs_commands
+from jupyter_toolagent.permissions.shell.interpreters import inline_program, reads_program_from_input
+from jupyter_toolagent.permissions.shell.sed import sed_runs_commands
 
 RUNS = [
     "s/.*/id/e", "1e id", "$e id", "/x/e id", "s/a/b/ge", "s/a/b/gpe", "s|a|b|e", "1~2d;e date", "1{e id\n}",

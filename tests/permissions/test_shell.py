@@ -10,7 +10,7 @@ import pytest
 
 from jupyter_toolagent.errors import ToolAgentError
 from jupyter_toolagent.permissions import ShellParseError, is_read_only_command, split_command
-from jupyter_toolagent.permissions.shell import (
+from jupyter_toolagent.permissions.shell.parse import (
     DANGEROUS_VARIABLES,
     INDIRECT,
     is_dangerous_variable,
@@ -19,8 +19,8 @@ from jupyter_toolagent.permissions.shell import (
     strip_wrappers,
     try_parse,
 )
-from jupyter_toolagent.permissions.shell_readonly import reveals_environment, words_are_read_only
-from jupyter_toolagent.permissions.shell_rules import (
+from jupyter_toolagent.permissions.shell.readonly import reveals_environment, words_are_read_only
+from jupyter_toolagent.permissions.shell.rules import (
     allow_matches_part,
     compile_shell_rule,
     glob_match,

@@ -15,8 +15,8 @@ import pytest
 from fakes import BASH, make_ctx
 
 from jupyter_toolagent.permissions import PermissionContext, decide, is_read_only_command
-from jupyter_toolagent.permissions.shell import try_parse
-from jupyter_toolagent.permissions.shell_cwd import part_directories
+from jupyter_toolagent.permissions.shell.parse import try_parse
+from jupyter_toolagent.permissions.shell.cwd import part_directories
 
 
 def directories(command: str, cwd: str | None) -> list[str | None] | None:

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tool_support import call, make_ctx, text_of
 
-from jupyter_toolagent.permissions.shell_exit import no_answer
+from jupyter_toolagent.permissions.shell.exit import no_answer
 
 
 @dataclass(frozen=True)

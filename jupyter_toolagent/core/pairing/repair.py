@@ -39,8 +39,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .pairing_check import THINKING_TYPES, TOOL_RESULT, TOOL_USE, content_blocks
-from .pairing_server_tools import unpaired_server_tool_uses
+from .check import THINKING_TYPES, TOOL_RESULT, TOOL_USE, content_blocks
+from .server_tools import unpaired_server_tool_uses
 
 __all__ = ["MISSING_RESULT_TEXT", "RepairAction", "RepairKind", "RepairReport", "repair_pairing"]
 

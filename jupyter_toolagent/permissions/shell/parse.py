@@ -32,11 +32,11 @@ from typing import Any
 
 import bashlex
 
-from ..errors import ToolAgentError
-from .shell_braces import MAX_BRACE_WORDS, BraceOverflow, BraceUnreadable, expand_braces
-from .shell_cwd import part_directories
-from .shell_readonly import reads_reveal_environment, words_are_read_only
-from .shell_wrappers import HARMLESS_WRAPPERS, strip_wrappers  # noqa: F401 (HARMLESS_WRAPPERS re-exported)
+from ...errors import ToolAgentError
+from .braces import MAX_BRACE_WORDS, BraceOverflow, BraceUnreadable, expand_braces
+from .cwd import part_directories
+from .readonly import reads_reveal_environment, words_are_read_only
+from .wrappers import HARMLESS_WRAPPERS, strip_wrappers  # noqa: F401 (HARMLESS_WRAPPERS re-exported)
 
 SAFE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2", "-"})
 """Output redirection to these is not a file write (``2>/dev/null``, ``>&2``, ``>&-``)."""
@@ -232,7 +232,7 @@ def is_read_only_part(part: SimpleCommand, cwd: str | None = None, own_directory
 
 
 def is_read_only_parsed(parsed: ParsedCommand, cwd: str | None = None) -> bool:
-    """Every part read-only in the directory it runs in (`shell_cwd`): never one after a
+    """Every part read-only in the directory it runs in (`shell.cwd`): never one after a
     change of directory that cannot be followed, nor one that runs in ``/``."""
     directories = part_directories(parsed, cwd)
     return (
@@ -369,7 +369,7 @@ class _Walker:
     def _expand_braces(
         self, words: list[tuple[str, int, bool]]
     ) -> tuple[list[tuple[str, int, bool]], bool, str | None]:
-        """Each word replaced by the words its brace expansion makes (`shell_braces`), whether
+        """Each word replaced by the words its brace expansion makes (`shell.braces`), whether
         any word changed, and why expansion failed (too many words, unreadable quoting)."""
         out: list[tuple[str, int, bool]] = []
         braced = False

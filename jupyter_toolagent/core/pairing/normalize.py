@@ -26,7 +26,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .pairing_check import THINKING_TYPES, TOOL_RESULT, TOOL_USE, content_blocks
+from .check import THINKING_TYPES, TOOL_RESULT, TOOL_USE, content_blocks
 
 __all__ = ["ERROR_RESULT_STRIPPED_NOTE", "UI_ONLY_BLOCK_TYPES", "normalize_messages_for_api"]
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .pairing_server_tools import server_tool_text, unpaired_server_tool_uses
+from .server_tools import server_tool_text, unpaired_server_tool_uses
 
 __all__ = ["PairingViolation", "ViolationKind", "check_pairing", "content_blocks"]
 

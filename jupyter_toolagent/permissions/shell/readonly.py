@@ -16,7 +16,7 @@ Options are read as the programs read them: a unique prefix of a long option is 
 ``--``, and ``test -v 'a[$(cmd)]'`` evaluates its subscript. git is read-only only in the
 working directory's own repository: a repository's configuration can run programs
 (``core.fsmonitor`` on ``git status``), so ``git -C other status``, ``cd other && git log`` or
-``--git-dir`` into a repository someone else wrote is not (`shell_git.runs_in_own_repository`).
+``--git-dir`` into a repository someone else wrote is not (`shell.git.runs_in_own_repository`).
 
 This module only looks at words (after brace expansion and quote removal); the parser has
 already removed redirections, assignments and harmless wrappers.
@@ -29,9 +29,9 @@ import os
 import re
 from typing import Callable, Sequence
 
-from .shell_cwd import resolve_word
-from .shell_git import runs_in_own_repository
-from .shell_options import long_option_meanings, long_option_name, may_abbreviate
+from .cwd import resolve_word
+from .git import runs_in_own_repository
+from .options import long_option_meanings, long_option_name, may_abbreviate
 
 Checker = Callable[[Sequence[str]], bool]
 
@@ -159,7 +159,7 @@ def _any_args(args: Sequence[str]) -> bool:
 def _without(*bad: str, long: tuple[str, ...] = (), known: tuple[str, ...] = (), short: str = "",
              options_end: bool = True) -> Checker:
     """Read-only unless a word is one of ``bad``, is one of the ``long`` options or a prefix that
-    may abbreviate one (``--out=F`` for ``--output``, `shell_options.may_abbreviate`; ``known``
+    may abbreviate one (``--out=F`` for ``--output``, `shell.options.may_abbreviate`; ``known``
     are the program's other options that are prefixes of a ``long`` one), or is a cluster of
     short options containing a letter of ``short``. ``options_end``: ``--`` ends the options
     (not for ``find``, whose expression may follow it)."""
@@ -232,7 +232,7 @@ DANGEROUS_LONG_OPTIONS: dict[str, tuple[str, ...]] = {
     "git grep": ("--open-files-in-pager",),
 }
 """Long options that make a listed program write a file or run a program. A unique prefix
-means the option too (``sort --out=F``); see `shell_options.may_abbreviate`."""
+means the option too (``sort --out=F``); see `shell.options.may_abbreviate`."""
 
 PREFIX_SAFE_OPTIONS: dict[str, tuple[str, ...]] = {"git": ("--text",)}
 """A program's own options that are prefixes of a dangerous one (``--text`` ≠ ``--textconv``)."""
@@ -417,7 +417,7 @@ def words_are_read_only(words: Sequence[str], cwd: str | None = None, own_direct
     options and does not reveal the environment (relative paths resolved against ``cwd``, the
     directory it runs in). ``own_directory`` is the session's working directory (default
     ``cwd``): git is read-only only in that directory's repository
-    (`shell_git.runs_in_own_repository`)."""
+    (`shell.git.runs_in_own_repository`)."""
     check = READ_ONLY_COMMANDS.get(words[0]) if words else None
     if check is None or not check(words[1:]) or reveals_environment(words, cwd):
         return False

@@ -3,10 +3,10 @@
 A transcript is a list of ``{"role": "user" | "assistant", "content": str | list[dict]}``.
 All three functions are pure: they never modify their input and return new lists.
 
-- `check_pairing` lists every violation with the API's own 400 text (``pairing_check``);
+- `check_pairing` lists every violation with the API's own 400 text (``check``);
 - `normalize_messages_for_api` builds the request's messages from the session's transcript
-  (``pairing_normalize``);
-- `repair_pairing` fixes a broken transcript and reports each change (``pairing_repair``).
+  (``normalize``);
+- `repair_pairing` fixes a broken transcript and reports each change (``repair``).
 
 The runtime never sends a transcript for which ``check_pairing`` is not empty. These modules
 import the standard library only.
@@ -14,9 +14,9 @@ import the standard library only.
 
 from __future__ import annotations
 
-from .pairing_check import PairingViolation, ViolationKind, check_pairing
-from .pairing_normalize import normalize_messages_for_api
-from .pairing_repair import MISSING_RESULT_TEXT, RepairAction, RepairKind, RepairReport, repair_pairing
+from .check import PairingViolation, ViolationKind, check_pairing
+from .normalize import normalize_messages_for_api
+from .repair import MISSING_RESULT_TEXT, RepairAction, RepairKind, RepairReport, repair_pairing
 
 __all__ = [
     "MISSING_RESULT_TEXT",

@@ -1,4 +1,4 @@
-"""What a git command runs besides git (deny rules look through it, see `shell_unwrap`).
+"""What a git command runs besides git (deny rules look through it, see `shell.unwrap`).
 
 Git runs other commands in ways the command text shows:
 
@@ -24,7 +24,7 @@ import os
 import shlex
 from typing import Sequence
 
-from .shell_options import OptionSpec, may_abbreviate, option_values
+from .options import OptionSpec, may_abbreviate, option_values
 
 __all__ = ["git_opaque_reason", "git_runs", "git_subcommand_index", "repository_of", "runs_in_own_repository"]
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .shell import _TIME_KEYWORD, ShellParseError, _bashlex_parse
-from .shell_wrappers import strip_wrappers
+from .parse import _TIME_KEYWORD, ShellParseError, _bashlex_parse
+from .wrappers import strip_wrappers
 
 __all__ = ["NO_ANSWERS", "no_answer"]
 

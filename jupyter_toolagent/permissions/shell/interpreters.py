@@ -3,15 +3,15 @@
 A deny rule such as ``Bash(rm:*)`` can only see shell commands. Three kinds of text hide them:
 
 * **shell command lines** — ``sh -c 'rm x'``, ``su -c …`` (`shell_scripts`): these are parsed
-  and looked through like any command (see `shell_unwrap`);
+  and looked through like any command (see `shell.unwrap`);
 * **program text for another language** — ``python3 -c``, ``perl -e``/``-E``, ``ruby -e``,
   ``node -e``/``-p``, ``php -r``, ``lua -e``, ``Rscript -e``, ``julia -e``, ``osascript -e``,
   ``dc -e``, ``expect -c``, ``deno eval``, an ``awk`` program that calls ``system()`` or opens a
-  pipe, a ``sed`` script with an ``e`` command or an ``s///e`` (`shell_sed`), ``vim
+  pipe, a ``sed`` script with an ``e`` command or an ``s///e`` (`shell.sed`), ``vim
   -c``/``+cmd``/``--cmd``, ``gdb -ex``, ``emacs --eval``, ``make --eval`` (`inline_program`): no
   parser here can tell what such code runs, so the engine treats the command as opaque — a
   person decides while content deny/ask rules exist, whatever the mode or an allow rule for
-  the interpreter says (`shell_rules.opaque_reason`);
+  the interpreter says (`shell.rules.opaque_reason`);
 * **a program read from the input** — ``bash`` with no script, ``python3 -`` or a bare
   ``python3``, ``source /dev/stdin``, ``at``, ``batch``, ``crontab -``, ``ed``, ``ex``,
   ``script`` without ``-c`` (`reads_program_from_input`): opaque as well; a here-string or
@@ -30,8 +30,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .shell_options import OptionSpec, scan_options
-from .shell_sed import sed_runs_commands, sed_script_files
+from .options import OptionSpec, scan_options
+from .sed import sed_runs_commands, sed_script_files
 
 __all__ = ["SHELLS", "inline_program", "reads_program_from_input", "shell_scripts"]
 

@@ -7,11 +7,11 @@ The two directions are matched differently on purpose:
 
 * **deny and ask rules match leniently.** They narrow what may run, so they look at every part
   and nested command, at ``/bin/rm`` as ``rm``, and through everything that runs another
-  command (`shell_unwrap`: ``sudo``, ``xargs``, ``env -S``, ``sh -c '…'``, ``eval``, ``trap``,
+  command (`shell.unwrap`: ``sudo``, ``xargs``, ``env -S``, ``sh -c '…'``, ``eval``, ``trap``,
   ``watch``, ``find -exec``, ``git rebase --exec`` …). Text that cannot be parsed, commands
   whose substitutions hide from the parser, and strings run as commands are also searched as
   plain text. `opaque_reason` names the commands nobody can check (``$CMD -rf x``,
-  ``curl … | sh``, ``python3 -c …``, see `shell_interpreters`).
+  ``curl … | sh``, ``python3 -c …``, see `shell.interpreters`).
 * **allow rules match strictly,** one part at a time: every part must be allowed by some rule
   or be read-only, and a prefix, wildcard or exact rule only matches a part with no file
   write, no dynamic command word, no dangerous variable and no expansion of a variable that
@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Literal, Sequence
 
-from .rules import PREFIX_SUFFIX
-from .shell import INDIRECT, ParsedCommand, SimpleCommand, try_parse
-from .shell_cwd import part_directories
-from .shell_git import git_opaque_reason
-from .shell_interpreters import SHELLS, inline_program, reads_program_from_input, shell_scripts
-from .shell_readonly import reads_reveal_environment, reveals_environment
-from .shell_unwrap import MAX_CANDIDATES, RUNNERS, unwrap
+from ..rules import PREFIX_SUFFIX
+from .parse import INDIRECT, ParsedCommand, SimpleCommand, try_parse
+from .cwd import part_directories
+from .git import git_opaque_reason
+from .interpreters import SHELLS, inline_program, reads_program_from_input, shell_scripts
+from .readonly import reads_reveal_environment, reveals_environment
+from .unwrap import MAX_CANDIDATES, RUNNERS, unwrap
 
 __all__ = [
     "MAX_CANDIDATES",
@@ -158,7 +158,7 @@ def uncovered_parts(
     cwd: str | None = None,
 ) -> list[SimpleCommand]:
     """The commands neither read-only nor allowed by one of ``contents``, each checked in the
-    directory it runs in (`shell_cwd`); all of them after a ``cd`` nobody can follow."""
+    directory it runs in (`shell.cwd`); all of them after a ``cd`` nobody can follow."""
     directories = part_directories(parsed, cwd)
     if directories is None:
         return list(parsed.commands)

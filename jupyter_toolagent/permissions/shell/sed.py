@@ -4,7 +4,7 @@ GNU sed can run a shell command from its script: the ``e`` command (``sed '1e rm
 and the ``e`` flag of ``s``, which runs the pattern space after the substitution
 (``sed 's/.*/rm -rf x/e' f``). A deny rule such as ``Bash(rm:*)`` cannot see such a command, so
 a sed script that may run one is program text like ``awk '{system(…)}'`` (see
-`shell_interpreters.inline_program`).
+`shell.interpreters.inline_program`).
 
 The script is read the way sed reads it — addresses, then one command letter and its
 arguments — rather than searched for the letter ``e``, which is in almost every script
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .shell_options import OptionSpec, option_values, scan_options
+from .options import OptionSpec, option_values, scan_options
 
 __all__ = ["sed_runs_commands", "sed_script_files"]
 

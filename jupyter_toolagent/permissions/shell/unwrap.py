@@ -4,7 +4,7 @@ Deny and ask rules narrow what may run, so they must see a command however it is
 ``sudo rm``, ``xargs rm``, ``env -S 'rm x'``, ``sh -c 'rm x'``, ``eval``, ``trap 'rm x' EXIT``,
 ``watch 'rm x'``, ``flock L -c 'rm x'``, ``script -c 'rm x'``, ``find -exec rm``, ``tar
 --to-command='rm x'``, ``rsync -e CMD``, ``zip -TT CMD``, ``ssh host 'rm x'`` (the remote command:
-the host may be this machine), ``git rebase --exec 'rm x'`` (see `shell_git`).
+the host may be this machine), ``git rebase --exec 'rm x'`` (see `shell.git`).
 `unwrap` lists every word list the command may run — over-inclusive on purpose: a runner's
 later words are each tried as the start of a command, and a single word that holds a command
 line is parsed as one.
@@ -23,11 +23,11 @@ from functools import lru_cache
 from itertools import islice
 from typing import Iterator, Sequence
 
-from .shell import ParsedCommand, try_parse
-from .shell_git import git_runs, git_subcommand_index
-from .shell_interpreters import SHELLS, inline_program, reads_program_from_input, shell_scripts
-from .shell_options import OptionSpec, option_values, scan_options
-from .shell_runners import RUNNER_GRAMMARS, runner_commands
+from .parse import ParsedCommand, try_parse
+from .git import git_runs, git_subcommand_index
+from .interpreters import SHELLS, inline_program, reads_program_from_input, shell_scripts
+from .options import OptionSpec, option_values, scan_options
+from .runners import RUNNER_GRAMMARS, runner_commands
 
 __all__ = ["MAX_CANDIDATES", "RUNNERS", "Unwrapped", "unwrap"]
 
@@ -42,7 +42,7 @@ RUNNERS = frozenset(
      "toolbox", "sbatch", "srun", "mpirun", "with-lock", "lockf", "timelimit", "retry", "doit"}
 ) | frozenset(RUNNER_GRAMMARS)
 """Commands that run the command named in their later words (looked through by deny rules);
-those with a grammar of their own (`shell_runners`) are also read by it."""
+those with a grammar of their own (`shell.runners`) are also read by it."""
 
 _SCRIPT_OPTIONS: dict[str, OptionSpec] = {
     "env": OptionSpec(wanted="S", wanted_long=("--split-string",), valued="uC", valued_long=("--unset", "--chdir"), abbreviations=True),
@@ -257,7 +257,7 @@ def _exec_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, 
 
 
 def _git_candidates(words: tuple[str, ...], depth: int) -> Iterator[tuple[str, ...]]:
-    """``git -C x -c k=v push`` is ``git push``; plus what git runs (`shell_git.git_runs`)."""
+    """``git -C x -c k=v push`` is ``git push``; plus what git runs (`shell.git.git_runs`)."""
     sub = git_subcommand_index(words)
     if 1 < sub < len(words):
         yield ("git", *words[sub:])

@@ -3,7 +3,7 @@
 ``timeout 5 git log`` is matched as ``git log`` by allow and deny rules alike, so a rule need not
 list every way of wrapping a command. Only wrappers that run their argument unchanged qualify;
 ``sudo``, ``xargs``, ``sh -c``, ``eval`` and ``command`` do not (deny rules look through them,
-see `shell_unwrap`), and neither does ``env`` with options (``env -i``, ``env -S``).
+see `shell.unwrap`), and neither does ``env`` with options (``env -i``, ``env -S``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ HARMLESS_WRAPPERS = ("time", "timeout", "nice", "nohup", "env")
 """Prefixes that change how, not what, a command runs. ``env`` only when followed by
 ``NAME=value`` words and a command (``env -i …`` and other options are not stripped).
 ``xargs``, ``sudo``, ``sh -c``, ``eval``, ``command`` are *not* harmless: they are looked
-through only when checking deny and ask rules (see `shell_unwrap`)."""
+through only when checking deny and ask rules (see `shell.unwrap`)."""
 
 _ASSIGNMENT_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _DURATION = re.compile(r"^\d+(\.\d+)?[smhd]?$")

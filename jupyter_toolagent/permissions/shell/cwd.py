@@ -25,7 +25,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
-    from .shell import ParsedCommand, SimpleCommand
+    from .parse import ParsedCommand, SimpleCommand
 
 __all__ = ["part_directories", "resolve_word"]
 

@@ -9,7 +9,7 @@ the command as an option value: ``nix-shell --run 'rm x'`` (a command line for a
 Each runner is described by its grammar — the subcommand that runs something, the options that
 take a value (so the value is not read as the command), the options whose value is a program or
 a command line, and how many operands come before the command — and `runner_commands` reads a
-command line with it. Deny and ask rules look through runners (`shell_unwrap`); on top of the
+command line with it. Deny and ask rules look through runners (`shell.unwrap`); on top of the
 grammar, the unwrapping also tries every later word as the start of a command, so an option
 this table does not know cannot hide the command.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from .shell_options import OptionSpec, option_values, scan_options
+from .options import OptionSpec, option_values, scan_options
 
 __all__ = ["RUNNER_GRAMMARS", "Runner", "runner_commands"]
 

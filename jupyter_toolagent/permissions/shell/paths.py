@@ -3,7 +3,7 @@
 A ``Read(./secrets/**)`` deny rule covers every reading tool, and a shell command reads too:
 ``cat secrets/k``, ``grep -r x secrets/``, ``cd secrets && cat k``, ``wc -c < secrets/k``. So
 every path a command names — operands, ``--opt=PATH`` values, input redirections — is resolved
-the way the shell would resolve it (in the directory each part runs in, `shell_cwd`; ``~``,
+the way the shell would resolve it (in the directory each part runs in, `shell.cwd`; ``~``,
 symlinks and ``..`` followed; a glob expanded against the file system, bounded) and matched
 against the rules.
 
@@ -21,9 +21,9 @@ import re
 from dataclasses import dataclass
 from itertools import islice
 
-from .shell import ParsedCommand
-from .shell_cwd import part_directories
-from .shell_readonly import walks_directories
+from .parse import ParsedCommand
+from .cwd import part_directories
+from .readonly import walks_directories
 
 __all__ = ["NamedPaths", "named_paths"]
 
