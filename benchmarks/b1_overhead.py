@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from jupyter_toolagent.core.function_tool import FunctionTool
+from jupyter_toolagent.tools.function_tool import FunctionTool
 from jupyter_toolagent.core.results import ToolOutputStore
 from jupyter_toolagent.core.run_tool_use import run_tool_use
 from jupyter_toolagent.core.scheduling import run_tools

@@ -137,7 +137,7 @@ def prepare_ours(base_url: str, functions: list[Callable[..., Any]], *, concurre
                  streaming_tools: bool = True, max_turns: int = 100) -> RunOnce:
     """One run = a fresh `Agent` conversation (tools and the model's client are reused)."""
     from jupyter_toolagent import Agent
-    from jupyter_toolagent.core.function_tool import FunctionTool
+    from jupyter_toolagent.tools.function_tool import FunctionTool
     from jupyter_toolagent.models.anthropic import AnthropicModel
 
     model = AnthropicModel(MODEL, api_key=KEY, base_url=base_url)

@@ -14,7 +14,7 @@ from typing import Any
 from .agent import Agent
 from .agents import subagent
 from .core.abort import AbortSignal
-from .core.function_tool import FunctionTool, tool
+from .tools.function_tool import FunctionTool, tool
 from .core.pairing import check_pairing, normalize_messages_for_api, repair_pairing
 from .core.permission_types import ApprovalRequest, ApprovalResponse, PermissionDecision
 from .core.session import RunConfig, Session

@@ -9,12 +9,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .core.abort import AbortSignal
 from .core.events import AgentEvent, RunFinishedEvent
-from .core.function_tool import as_tool
+from .core.model import Model
 from .core.session import PermissionMode, RunConfig, RunRecord, Session
 from .core.sync_run import run_to_completion
 from .core.tool import Tool
 from .core.usage import Usage
-from .models.base import Model
+from .defaults import default_plugins
+from .tools.function_tool import as_tool
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -84,6 +85,7 @@ class Agent:
             hooks=hooks, can_use_tool=can_use_tool, cwd=Path(cwd) if cwd else None, namespace=namespace,
             tool_provider=self._provide_tools, context_window=context_window, compact_at=compact_at,
             extra=dict(extra), tool_sources=[self.mcp, *self._subagent_sources(subagents, max_tokens)],
+            plugins=default_plugins(),
         )
         self._check_rule_tools({"allow": allow, "deny": deny, "ask": ask})
 
@@ -132,12 +134,12 @@ class Agent:
 
             tools.extend(builtin_tools())
         if self.namespace is not None:
-            from .core.function_tool import tools_from_namespace
+            from .tools.function_tool import tools_from_namespace
 
             tools.extend(tools_from_namespace(self.namespace))
         tools.extend(self._static_tools)
         if self._tool_provider is not None:
-            tools.extend(self._tool_provider())
+            tools.extend(as_tool(t) for t in self._tool_provider())
         return tools
 
     @property

@@ -46,6 +46,10 @@ class ShellCommand:
     """A call runs ``command`` in a shell."""
 
     command: str
+    unconfined: str | None = None
+    """Why a misread of the command would not be contained (the tool runs it where no sandbox
+    works), or None. The engine then asks instead of allowing it because it looks read-only
+    (SPEC §5.5); the tool says so because the tool is what runs the command and knows where."""
 
 
 @dataclass(frozen=True)

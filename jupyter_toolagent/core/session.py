@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Literal, Sequence
 
+from ..errors import ConfigError
 from .abort import AbortSignal
 from .events import AgentEvent, NoticeEvent, RunFinishedEvent
 from .event_scrub import scrub_event
@@ -20,9 +21,10 @@ from .secrets import environment_scrubber
 from .usage import Usage
 
 if TYPE_CHECKING:
-    from ..models.base import Model
     from .hook_types import HookRunner
+    from .model import Model
     from .permission_types import Approver, CanUseTool, RuleSurface
+    from .run_plugins import RunPlugins
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 
@@ -57,7 +59,11 @@ class RunConfig:
     can_use_tool: "CanUseTool | None" = None
     """Replaces the rule engine entirely (tests, custom policies)."""
     hooks: "HookRunner | None" = None
-    """None: the ``@agent_hook`` functions registered in this process."""
+    """None: the plug-ins' hooks (the ``@agent_hook`` functions registered in this process)."""
+    plugins: "RunPlugins | None" = None
+    """The rule engine and the hook registry, for what this config leaves unset
+    (`core.run_plugins`); `Agent` and the magic pass `defaults.default_plugins()`. None: the
+    bare core, which needs ``can_use_tool`` and takes no rules or mode."""
     cwd: Path | None = None
     namespace: Any = None
     thinking: dict[str, Any] | None = None
@@ -255,11 +261,11 @@ class Session:
         # e.g. a project settings file that widens permissions; a tool source that could not start
         for text in [*_take_notices(perms), *config.notices]:
             emit(NoticeEvent(level="warning", text=text))
-        base_mode = perms.base_mode
+        base_mode = perms.base_mode if perms is not None else None
         if mode is not None:
             perms.base_mode = mode
         can_use_tool = self._can_use_tool(config)
-        hooks = config.hooks if config.hooks is not None else _default_hooks()
+        hooks = config.hooks if config.hooks is not None or config.plugins is None else config.plugins.hooks()
         driver = asyncio.ensure_future(drive_run(
             self, prompt, config, abort, emit,
             lambda: self._build_context(config, abort, emit, can_use_tool, hooks, flush_events),
@@ -295,52 +301,55 @@ class Session:
                     await asyncio.shield(asyncio.gather(driver, return_exceptions=True))
                 except BaseException:
                     pass
-            for entry in flag_rules:  # a cell's --allow/--deny/--ask last for that cell only
-                if entry in perms.rules:
-                    perms.rules.remove(entry)
-            perms.base_mode = base_mode
+            if perms is not None:
+                for entry in flag_rules:  # a cell's --allow/--deny/--ask last for that cell only
+                    if entry in perms.rules:
+                        perms.rules.remove(entry)
+                perms.base_mode = base_mode
 
     def _run_permissions(self, config: RunConfig) -> Any:
         """The session's rule state with this run's flags on top.
 
         Created on first use (so an invalid ``.toolagent/settings.json`` is reported when a run
         starts, before anything is sent). Raises `RuleSyntaxError` / `SettingsFileError`.
+        Without plug-ins there is no rule engine to give rules or a mode to (`ConfigError`).
         """
-        from ..permissions import PermissionContext, parse_mode
-
+        plugins = config.plugins
+        if plugins is None:
+            if config.mode or config.allow or config.deny or config.ask:
+                raise ConfigError("rules and a permission mode need the permission plug-in: "
+                                  "pass RunConfig(plugins=...) (Agent does)")
+            return self.permissions, [], None
         if self.permissions is None:
-            self.permissions = PermissionContext.from_sources(cwd=config.cwd or self.cwd)
+            self.permissions = plugins.permission_state(Path(config.cwd or self.cwd))
         perms = self.permissions
-        mode = parse_mode(config.mode) if config.mode else None
+        mode = plugins.parse_mode(config.mode) if config.mode else None
         added = perms.add_rules({"allow": config.allow, "deny": config.deny, "ask": config.ask}, source="flag")
         return perms, added, mode
 
     def _can_use_tool(self, config: RunConfig) -> "CanUseTool":
         if config.can_use_tool is not None:
             return config.can_use_tool
-        from ..permissions import RuleBasedPermissions
-
-        return RuleBasedPermissions(
-            config.approver if config.interactive else None,
-            interactive=config.interactive, approval_timeout=config.approval_timeout,
-        )
+        if config.plugins is None:
+            raise ConfigError("a run needs a permission callable: pass RunConfig(can_use_tool=...) "
+                              "or RunConfig(plugins=...) (Agent does)")
+        return config.plugins.can_use_tool(config)
 
     def _build_context(self, config: RunConfig, abort: AbortSignal, emit: Callable[[AgentEvent], None],
                        can_use_tool: "CanUseTool", hooks: "HookRunner | None",
                        flush_events: Callable[[], Awaitable[None]]) -> Any:
-        from ..permissions import visible_tools
-        from .function_tool import as_tool
         from .read_tool_output import ReadToolOutput
         from .tool import ToolOptions, ToolPool, ToolUseContext
 
-        tools = [as_tool(t) for t in config.tool_provider()] if config.tool_provider is not None else []
+        tools = list(config.tool_provider()) if config.tool_provider is not None else []
         for source in config.tool_sources:
             tools.extend(source.tools())
         pool = ToolPool([*tools, ReadToolOutput()])
         if config.tool_names is not None:
             keep = set(config.tool_names) | {"ReadToolOutput"}
             pool = ToolPool(t for t in pool if t.name in keep)
-        pool = visible_tools(pool, self.permissions)
+        if config.plugins is not None:
+            pool = config.plugins.visible_tools(pool, self.permissions)
         from .deferred_tools import split_deferred
 
         pool, deferred = split_deferred(pool, str(config.extra.get("defer_tools") or "auto"), self.loaded_tools)
@@ -372,9 +381,3 @@ def _model_credentials(model: Any) -> tuple[str | None, ...]:
     except Exception:  # a model that cannot tell still has the environment's values protected
         return ()
 
-
-def _default_hooks() -> "HookRunner":
-    """The ``@agent_hook`` functions registered in this process, read afresh at every call."""
-    from ..hooks import RegistryHookRunner, default_registry
-
-    return RegistryHookRunner(default_registry)

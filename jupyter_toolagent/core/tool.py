@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .hook_types import HookRunner
     from .permission_types import CanUseTool
     from .results import ToolOutputStore
+    from .session import Session
 
 Content = str | list[dict[str, Any]]
 _SCHEMAS: "weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]]" = weakref.WeakKeyDictionary()
@@ -242,7 +243,8 @@ class ToolUseContext:
     options: ToolOptions = field(default_factory=ToolOptions)
     outputs: "ToolOutputStore | None" = None
     emit: Callable[["AgentEvent"], None] = _drop_event
-    session: Any = None
+    session: "Session | None" = None
+    """The conversation this call belongs to (its runs, for sub-agent records and hooks)."""
     flush_events: Callable[[], Awaitable[None]] = _nothing_to_flush
     deferred: Any = None
     """The deferred tools of this request (`deferred_tools.DeferredTools`), or None."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Model, StreamEvent
+from ..core.model import Model, StreamEvent
 from .pricing import Cost, estimate_cost, format_cost, price_unknown_reason
 from .request import build_request_body, cache_prefix_bytes, cache_prefix_view, strip_cache_control
 from .scripted import ScriptedModel, ScriptedTurn, ScriptExhaustedError, text_block, thinking_block, tool_use_block

@@ -18,9 +18,10 @@ from IPython.core.error import UsageError
 
 from ..core.abort import AbortSignal
 from ..core.events import NoticeEvent
-from ..core.function_tool import as_tool, tools_from_namespace
 from ..core.session import RunConfig, Session
+from ..defaults import default_plugins
 from ..errors import ConfigError, ToolAgentError
+from ..tools.function_tool import as_tool, tools_from_namespace
 from .headless import Approvals, choose_approvals
 from .mcp_servers import prepare_servers, servers_for
 from .offline import ModelChoice, choose_model, resolve_model_name
@@ -122,6 +123,7 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         context_window=magics.context_window or None,
         compact_at=magics.compact_at,
         rule_surface="cell",
+        plugins=default_plugins(),
         extra={**kernel_extras(shell), "defer_tools": magics.defer_tools},
         prompt_note=kernel_change_note(shell, session),
         tool_sources=[servers_for(shell), *subagent_sources(magics, model.model, tool_provider, session)],
@@ -134,7 +136,7 @@ def subagent_sources(magics: Any, model: Any, tool_provider: Any, session: Any) 
     if not magics.subagents:
         return []
     from ..agents import AgentTool, SubagentSource
-    from ..core.function_tool import as_tool
+    from ..tools.function_tool import as_tool
 
     def current_tools() -> list[Any]:
         return [as_tool(t) for t in tool_provider()] if tool_provider is not None else []
@@ -259,10 +261,8 @@ def kernel_extras(shell: Any) -> dict[str, Any]:
     """Front-end facts tools read from ``ctx.options.extra``."""
     extra: dict[str, Any] = {"hidden_names": frozenset(getattr(shell, "user_ns_hidden", {}) or ())}
     extra.update(notebook_extras(shell))
-    try:
-        from .python_runner import IPythonRunner
-    except ImportError:
-        return extra
+    from .python_runner import IPythonRunner
+
     extra["python_runner"] = IPythonRunner(shell)
     return extra
 

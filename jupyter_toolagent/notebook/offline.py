@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from IPython.core.error import UsageError
 
-from ..models.base import Model
+from ..core.model import Model
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """The current Sonnet in the installed SDK's model list."""

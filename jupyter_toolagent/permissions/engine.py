@@ -396,13 +396,11 @@ def _opaque_restriction(perms: PermissionContext, call: _Call) -> PermissionDeci
 
 def _unconfined_shell(call: _Call, perms: PermissionContext) -> str | None:
     """Why a read-only shell command may not be auto-allowed: the sandbox that makes a misread
-    harmless does not work here (SPEC §5.5). Looked up lazily: the sandbox builds on this
-    package, not the other way round."""
+    harmless does not work here (SPEC §5.5). The tool that runs the command says so in its
+    subject: the sandbox builds on this package, so this package cannot ask it."""
     if not isinstance(call.subject, ShellCommand):
         return None
-    from ..sandbox.gate import read_only_shell_blocked
-
-    return read_only_shell_blocked(perms)
+    return call.subject.unconfined
 
 
 def _safety(call: _Call, perms: PermissionContext) -> str | None:

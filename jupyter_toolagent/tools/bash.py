@@ -9,7 +9,7 @@ credentials (`secret_env`); runs of every protected value are replaced in the ou
 progress lines by the core's one scrubber (`core.secrets`, applied in `run_tool_use`).
 
 Whether a command is read-only (and so may run concurrently and without asking) is decided by
-the permission package's shell parser; while that is unavailable every command counts as not
+the permission package's shell parser; where the parser fails every command counts as not
 read-only, which is the safe answer.
 
 Every command runs inside the OS sandbox (`jupyter_toolagent.sandbox`) chosen by why it was
@@ -30,17 +30,18 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.permission_types import PermissionSubject, ShellCommand
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
+from ..permissions.engine import permission_context
+from ..permissions.shell import is_read_only_command
+from ..permissions.shell.exit import no_answer
+from ..sandbox import UNSANDBOXED_LABEL, SandboxPolicy, confine, policy_for, read_only_shell_blocked, sandbox_status
 from .bounded import HeadTailBuffer
 from .secret_env import child_environment
-
-if TYPE_CHECKING:
-    from ..sandbox import SandboxPolicy
 
 __all__ = ["Bash", "BashInput", "CommandOutcome", "run_command"]
 
@@ -70,11 +71,7 @@ class BashInput(BaseModel):
 
 def exit_answer(command: str, exit_code: int | None) -> str | None:
     """What a "no" exit code answers (``grep`` 1: "no match"), or None when it is a failure
-    (also when the permission package's shell parser is missing or fails)."""
-    try:
-        from ..permissions.shell.exit import no_answer
-    except ImportError:
-        return None
+    (also when the permission package's shell parser fails)."""
     try:
         return no_answer(command, exit_code)
     except Exception:
@@ -82,11 +79,7 @@ def exit_answer(command: str, exit_code: int | None) -> str | None:
 
 
 def is_read_only_shell_command(command: str) -> bool:
-    """The permission package's classification; not read-only if it is missing or fails."""
-    try:
-        from ..permissions.shell import is_read_only_command
-    except ImportError:
-        return False
+    """The permission package's classification; not read-only if it fails."""
     try:
         return bool(is_read_only_command(command))
     except Exception:
@@ -114,8 +107,10 @@ class Bash(Tool):
         return is_read_only_shell_command(input.command)
 
     def permission_subject(self, input: BaseModel, ctx: ToolUseContext) -> PermissionSubject | None:
+        """The command, and — where no sandbox would contain it — why a misread of it would
+        not be harmless, so the engine does not auto-allow it because it looks read-only."""
         assert isinstance(input, BashInput)
-        return ShellCommand(input.command)
+        return ShellCommand(input.command, unconfined=read_only_shell_blocked(permission_context(ctx)))
 
     async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         assert isinstance(input, BashInput)
@@ -133,12 +128,9 @@ class Bash(Tool):
         return ToolResult(text, is_error=failed)
 
 
-def confinement(command: str, ctx: ToolUseContext, cwd: Path) -> "tuple[SandboxPolicy | None, str]":
+def confinement(command: str, ctx: ToolUseContext, cwd: Path) -> tuple[SandboxPolicy | None, str]:
     """The sandbox policy for this call and its label; (None, "not sandboxed") where no sandbox
     works (the permission engine has then asked about every command that ran)."""
-    from ..permissions.engine import permission_context
-    from ..sandbox import UNSANDBOXED_LABEL, policy_for, sandbox_status
-
     if not sandbox_status().available:
         return None, UNSANDBOXED_LABEL
     policy = policy_for(ctx.decision, command, permission_context(ctx), cwd)
@@ -233,14 +225,12 @@ class _Throttle:
 
 
 async def run_command(command: str, cwd: Path, timeout: float, progress: Progress | None = None,
-                      *, sandbox: "SandboxPolicy | None" = None) -> CommandOutcome:
+                      *, sandbox: SandboxPolicy | None = None) -> CommandOutcome:
     """Run ``command`` with bash in its own process group — inside ``sandbox`` when given —
     and kill the group on timeout or cancel (killing ``bwrap`` ends its whole pid namespace)."""
     bash = shutil.which("bash") or "/bin/bash"
     argv, env, cleanup = [bash, "-c", command], child_environment(), None
     if sandbox is not None:
-        from ..sandbox import confine
-
         launch = confine(sandbox, argv)
         argv, env, cleanup = launch.argv, {**env, **launch.env}, launch.cleanup
     try:

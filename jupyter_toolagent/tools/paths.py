@@ -16,6 +16,8 @@ from pydantic import BaseModel
 
 from ..core.permission_types import FileAccess, PermissionSubject
 from ..core.tool import Tool, ToolUseContext
+from ..permissions import path_denied
+from ..permissions.read_safety import looks_secret
 
 __all__ = ["FileTool", "display_path", "read_denied_filter", "resolve_path", "secret_file_filter"]
 
@@ -41,15 +43,11 @@ def read_denied_filter(ctx: ToolUseContext) -> Callable[[str], bool] | None:
     """A predicate telling which found paths a ``Read(...)`` deny rule covers, or None.
 
     Glob and Grep are allowed (or not) for the directory they search; files inside it that a
-    deny rule protects must still not show up in their results. Without the permission package
-    or a rule state there is nothing to apply.
+    deny rule protects must still not show up in their results. Without a rule state there is
+    nothing to apply.
     """
     perms = getattr(ctx, "permissions", None)
     if perms is None:
-        return None
-    try:
-        from ..permissions import path_denied
-    except ImportError:
         return None
 
     def denied(path: str) -> bool:
@@ -61,17 +59,13 @@ def read_denied_filter(ctx: ToolUseContext) -> Callable[[str], bool] | None:
     return denied
 
 
-def secret_file_filter() -> Callable[[str], bool] | None:
+def secret_file_filter() -> Callable[[str], bool]:
     """A predicate telling which found files look like credentials (``.env``, keys, cloud CLI
-    config — `permissions.read_safety`), or None without the permission package.
+    config — `permissions.read_safety`).
 
     Reading one by name always asks; a search over a directory cannot ask per file, so Grep
     leaves their contents out and says how many it left out.
     """
-    try:
-        from ..permissions.read_safety import looks_secret
-    except ImportError:
-        return None
 
     def secret(path: str) -> bool:
         return looks_secret(os.path.abspath(path)) or looks_secret(os.path.realpath(path))

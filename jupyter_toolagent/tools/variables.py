@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core.function_tool import TOOL_ATTR, FunctionTool
+from .function_tool import TOOL_ATTR, FunctionTool
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
 from .bounded import TextBudget
 from .brief import brief

@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from jupyter_toolagent.core.events import ToolProgressEvent
-from jupyter_toolagent.core.function_tool import FunctionTool
+from jupyter_toolagent.tools.function_tool import FunctionTool
 from jupyter_toolagent.core.hook_types import PreToolUseOutcome
 from jupyter_toolagent.core.permission_types import PermissionDecision
 from jupyter_toolagent.core.run_tool_use import run_tool_use

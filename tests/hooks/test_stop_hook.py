@@ -53,7 +53,7 @@ async def test_stop_hook_is_not_run_for_a_dry_run() -> None:
 
 @pytest.mark.asyncio
 async def test_a_hook_denial_is_in_the_sessions_decision_log() -> None:
-    from jupyter_toolagent.core.function_tool import tool
+    from jupyter_toolagent.tools.function_tool import tool
     from jupyter_toolagent.models.scripted import tool_use_block
 
     @tool

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from jupyter_toolagent import check_pairing
 from jupyter_toolagent.core.events import NoticeEvent
-from jupyter_toolagent.core.function_tool import FunctionTool
+from jupyter_toolagent.tools.function_tool import FunctionTool
 from jupyter_toolagent.core.validation import InputSchemaError, describe_validation_error
 from jupyter_toolagent.mcp.names import MAX_NAME, tool_name, unique_names
 from jupyter_toolagent.mcp.results import map_call_result

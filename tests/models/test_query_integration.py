@@ -9,7 +9,7 @@ import pytest
 from model_support import TimedModel, make_model, run_loop
 
 from jupyter_toolagent.core.events import RequestFinishedEvent, RunFinishedEvent, ToolStartedEvent
-from jupyter_toolagent.core.function_tool import FunctionTool
+from jupyter_toolagent.tools.function_tool import FunctionTool
 from jupyter_toolagent.core.pairing import check_pairing
 from jupyter_toolagent.models.request import cache_prefix_bytes
 from jupyter_toolagent.models.stream_events import new_message_id

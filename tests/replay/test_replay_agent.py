@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from jupyter_toolagent import Agent
-from jupyter_toolagent.core.function_tool import as_tool
+from jupyter_toolagent.tools.function_tool import as_tool
 from jupyter_toolagent.core.events import NoticeEvent, RequestFinishedEvent
 from jupyter_toolagent.core.pairing import check_pairing
 from jupyter_toolagent.models.anthropic import AnthropicModel

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from jupyter_toolagent.core.function_tool import FunctionTool
+from jupyter_toolagent.tools.function_tool import FunctionTool
 from jupyter_toolagent.errors import ConfigError
 from jupyter_toolagent.tools import BUILTIN_TOOL_NAMES, builtin_tools
 

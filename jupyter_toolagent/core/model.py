@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterator, Protocol, runtime_checkable
 
-from ..core.abort import AbortSignal
+from .abort import AbortSignal
 
 StreamEvent = dict[str, Any]
 

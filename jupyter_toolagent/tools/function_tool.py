@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
 from ..errors import ToolDefinitionError
-from .tool import Progress, Tool, ToolUseContext
+from ..core.tool import Progress, Tool, ToolUseContext
+from .output_mapping import map_return_value
 
 F = TypeVar("F", bound=Callable[..., Any])
 TOOL_ATTR = "__toolagent_tool__"
@@ -75,10 +76,6 @@ class FunctionTool(Tool):
         return await asyncio.get_running_loop().run_in_executor(_tool_threads(), call)
 
     def map_output(self, output: Any) -> Any:
-        try:
-            from ..tools.output_mapping import map_return_value
-        except ImportError:  # the built-in tools package is optional for the core
-            return super().map_output(output)
         return map_return_value(output)
 
 
