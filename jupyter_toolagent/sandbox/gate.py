@@ -3,7 +3,9 @@
 The read-only shell classifier may auto-allow a command only because the sandbox makes a
 misread harmless. Where no sandbox works, `read_only_shell_blocked` gives the reason such a
 command must be asked about instead — unless the settings opt out with
-``"sandbox": {"required": false}``.
+``"sandbox": {"required": false}``. Bash puts that reason in its permission subject
+(`ShellCommand.unconfined`): the sandbox builds on the permission package, so the engine reads
+the answer there instead of importing this module.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ from jupyter_toolagent import agent_hook
 from jupyter_toolagent.core.permission_types import PermissionDecision
 from jupyter_toolagent.core.session import RunConfig, Session
 from jupyter_toolagent.core.tool import Tool, ToolOptions, ToolPool, ToolUseContext
+from jupyter_toolagent.defaults import default_plugins
 from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
 from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, decide, is_read_only_command
 from jupyter_toolagent.permissions.rules import parse_rule
@@ -221,7 +222,7 @@ async def run_shell_call(project: Path, command: str, **config: Any) -> tuple[Re
     shell = RecordingShell()
     session = Session(cwd=project)
     model = ScriptedModel([[tool_use_block("Bash", {"command": command})], "done"])
-    run_config = RunConfig(model=model, tool_provider=lambda: [shell], cwd=project, **config)
+    run_config = RunConfig(model=model, tool_provider=lambda: [shell], cwd=project, plugins=default_plugins(), **config)
     events = [e async for e in session.run("go", run_config)]
     assert events[-1].reason == "end_turn", events[-1]
     assert session.check_pairing() == []

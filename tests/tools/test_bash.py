@@ -5,8 +5,6 @@ classification delegated to the permission package."""
 from __future__ import annotations
 
 import asyncio
-import importlib
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -14,8 +12,10 @@ from typing import Any
 import pytest
 from tool_support import call, text_of
 
+import jupyter_toolagent.tools.bash as bash_module
 from jupyter_toolagent.core.permission_types import ShellCommand
-from jupyter_toolagent.core.tool import Progress
+from jupyter_toolagent.core.simple_policy import SimplePolicy
+from jupyter_toolagent.core.tool import Progress, ToolOptions, ToolPool, ToolUseContext
 from jupyter_toolagent.tools import Bash
 from jupyter_toolagent.tools.bash import run_command
 
@@ -168,52 +168,38 @@ async def test_a_missing_working_directory_is_an_error(tmp_path: Path) -> None:
     assert outcome.is_error and "does not exist" in text_of(outcome)
 
 
-def test_the_permission_subject_is_the_command() -> None:
+def test_the_permission_subject_is_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bash = Bash()
     parsed = bash.input_model.model_validate({"command": "git status"})
-    assert bash.permission_subject(parsed, None) == ShellCommand("git status")  # type: ignore[arg-type]
+    ctx = ToolUseContext(tools=ToolPool([bash]), can_use_tool=SimplePolicy(), options=ToolOptions(cwd=tmp_path))
+    monkeypatch.delenv("TOOLAGENT_SANDBOX", raising=False)
+    assert bash.permission_subject(parsed, ctx) == ShellCommand("git status")  # contained here: bwrap works
+    monkeypatch.setenv("TOOLAGENT_SANDBOX", "off")
+    subject = bash.permission_subject(parsed, ctx)
+    assert isinstance(subject, ShellCommand) and subject.command == "git status"
+    assert subject.unconfined is not None and "no sandbox works on this machine" in subject.unconfined
     assert bash.input_model.model_validate({"command": "x", "timeout": 600}).timeout == 600
     with pytest.raises(ValueError):
         bash.input_model.model_validate({"command": "x", "timeout": 601})
 
 
-def test_read_only_classification_decides_concurrency_safety(monkeypatch: pytest.MonkeyPatch) -> None:
-    def classify(command: str) -> bool:
-        return command.startswith("ls")
+READS = ["ls -la", "cat data.csv", "git status", "wc -l a b", "grep -n x f | head -3"]
+CHANGES = ["rm -rf build", "touch a", "git commit -m x", "echo x > f", "ls && rm f"]
 
-    try:
-        shell = importlib.import_module("jupyter_toolagent.permissions.shell")
-        monkeypatch.setattr(shell, "is_read_only_command", classify)
-    except ImportError:
-        import types
 
-        package = types.ModuleType("jupyter_toolagent.permissions")
-        shell = types.ModuleType("jupyter_toolagent.permissions.shell")
-        shell.is_read_only_command = classify  # type: ignore[attr-defined]
-        package.shell = shell  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "jupyter_toolagent.permissions", package)
-        monkeypatch.setitem(sys.modules, "jupyter_toolagent.permissions.shell", shell)
+@pytest.mark.parametrize("command, read_only", [(c, True) for c in READS] + [(c, False) for c in CHANGES])
+def test_read_only_classification_decides_concurrency_safety(command: str, read_only: bool) -> None:
     bash = Bash()
-    ls, rm = (bash.input_model.model_validate({"command": c}) for c in ("ls -la", "rm -rf build"))
-    assert bash.is_concurrency_safe(ls) and bash.is_read_only(ls)
-    assert not bash.is_concurrency_safe(rm) and not bash.is_read_only(rm)
-
-
-def test_without_the_permission_package_nothing_is_read_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "jupyter_toolagent.permissions.shell", None)
-    bash = Bash()
-    ls = bash.input_model.model_validate({"command": "ls"})
-    assert not bash.is_concurrency_safe(ls) and not bash.is_read_only(ls)
+    parsed = bash.input_model.model_validate({"command": command})
+    assert bash.is_read_only(parsed) is read_only
+    assert bash.is_concurrency_safe(parsed) is read_only
 
 
 def test_a_failing_classifier_counts_as_not_read_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    import types
-
     def broken(command: str) -> bool:
         raise RuntimeError("parser bug")
 
-    shell = types.ModuleType("jupyter_toolagent.permissions.shell")
-    shell.is_read_only_command = broken  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "jupyter_toolagent.permissions.shell", shell)
+    monkeypatch.setattr(bash_module, "is_read_only_command", broken)
     bash = Bash()
-    assert not bash.is_concurrency_safe(bash.input_model.model_validate({"command": "ls"}))
+    ls = bash.input_model.model_validate({"command": "ls"})
+    assert not bash.is_concurrency_safe(ls) and not bash.is_read_only(ls)

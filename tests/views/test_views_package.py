@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import ast
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from view_support import has_html
@@ -63,17 +61,6 @@ def test_importing_and_rendering_the_views_never_loads_ipython() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
-
-
-def test_no_view_module_imports_ipython_even_lazily() -> None:
-    for path in Path(views.__file__).parent.glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
-            assert not any(n.split(".")[0] in {"IPython", "ipywidgets", "ipykernel"} for n in names), path
 
 
 def test_the_stylesheet_follows_the_jupyterlab_theme_with_fallbacks() -> None:
