@@ -1,4 +1,4 @@
-"""The product's plug-ins for a run: the rule engine and the ``@agent_hook`` registry.
+"""The product's plug-ins for a run: the rule engine, the ``@agent_hook`` registry, ``@tool``.
 
 The core defines the slot (`core.run_plugins.RunPlugins`) and never imports what fills it;
 this module is the one place that does, beside `Agent` (which passes it in every `RunConfig`)
@@ -15,15 +15,17 @@ from .core.hook_types import HookRunner
 from .core.permission_types import CanUseTool
 from .core.run_plugins import RunPlugins
 from .core.session import PermissionMode, RunConfig
-from .core.tool import ToolPool
+from .core.tool import Tool, ToolPool
 from .hooks import RegistryHookRunner, default_registry
 from .permissions import PermissionContext, RuleBasedPermissions, parse_mode, visible_tools
+from .tools.function_tool import as_tool
 
 __all__ = ["DefaultPlugins", "default_plugins"]
 
 
 class DefaultPlugins:
-    """`RunPlugins` from `jupyter_toolagent.permissions` and `jupyter_toolagent.hooks`."""
+    """`RunPlugins` from `jupyter_toolagent.permissions`, `jupyter_toolagent.hooks` and the
+    function tools of `jupyter_toolagent.tools`."""
 
     def permission_state(self, cwd: Path) -> PermissionContext:
         return PermissionContext.from_sources(cwd=cwd)
@@ -38,6 +40,9 @@ class DefaultPlugins:
     def hooks(self) -> HookRunner:
         """The ``@agent_hook`` functions registered in this process, read afresh at every call."""
         return RegistryHookRunner(default_registry)
+
+    def as_tool(self, value: Any) -> Tool:
+        return as_tool(value)
 
     def visible_tools(self, pool: ToolPool, permissions: Any) -> ToolPool:
         return visible_tools(pool, permissions)

@@ -1,14 +1,16 @@
 """The plug-ins a run uses where its `RunConfig` names none: the slot, not the filling.
 
 The core runs tools, asks a permission callable and calls hooks, but it does not know the rule
-engine (`jupyter_toolagent.permissions`) or the ``@agent_hook`` registry
-(`jupyter_toolagent.hooks`): those sit above it and must stay replaceable. So a session does
+engine (`jupyter_toolagent.permissions`), the ``@agent_hook`` registry
+(`jupyter_toolagent.hooks`) or how a function becomes a tool (`jupyter_toolagent.tools`):
+those sit above it and must stay replaceable. So a session does
 not build them itself; whoever starts runs hands it a `RunPlugins` through
 ``RunConfig.plugins``. `jupyter_toolagent.defaults.default_plugins` is the product's filling,
 wired by `Agent` and by the ``%%agent`` magic.
 
-Without plug-ins a run is the bare core: it needs an explicit ``can_use_tool``, keeps no rule
-state (``ctx.permissions`` is the session's, normally None) and calls only ``config.hooks``.
+Without plug-ins a run is the bare core: it needs an explicit ``can_use_tool``, takes no rules
+or mode, keeps no rule state (``ctx.permissions`` is the session's, normally None), calls only
+``config.hooks`` and runs only `Tool` objects.
 """
 
 from __future__ import annotations
@@ -20,13 +22,13 @@ if TYPE_CHECKING:
     from .hook_types import HookRunner
     from .permission_types import CanUseTool
     from .session import PermissionMode, RunConfig
-    from .tool import ToolPool
+    from .tool import Tool, ToolPool
 
 __all__ = ["RunPlugins"]
 
 
 class RunPlugins(Protocol):
-    """What a session asks of the permission and hook plug-ins while it sets up a run."""
+    """What a session asks of the permission, hook and tool plug-ins while it sets up a run."""
 
     def permission_state(self, cwd: Path) -> Any:
         """The rule state a session starts with (rules by source, session grants, the mode),
@@ -44,6 +46,11 @@ class RunPlugins(Protocol):
 
     def hooks(self) -> "HookRunner":
         """The hook runner for a run whose config gives none."""
+        ...
+
+    def as_tool(self, value: Any) -> "Tool":
+        """The `Tool` for something a tool provider returned that is not one (an ``@tool``
+        function or a plain function)."""
         ...
 
     def visible_tools(self, pool: "ToolPool", permissions: Any) -> "ToolPool":

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .model import Model
     from .permission_types import Approver, CanUseTool, RuleSurface
     from .run_plugins import RunPlugins
+    from .tool import Tool
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 
@@ -43,8 +44,8 @@ class RunConfig:
     system: str | None = None
     """Extra instructions appended to the built-in system prompt (stable across requests)."""
     tool_provider: Callable[[], Sequence[Any]] | None = None
-    """Called before *every* model request: the tools that exist right now (`Tool` objects,
-    ``@tool`` functions or plain functions)."""
+    """Called before *every* model request: the tools that exist right now (`Tool` objects;
+    ``@tool`` functions or plain functions too when ``plugins`` can make tools of them)."""
     tool_sources: Sequence[Any] = ()
     """`ToolSource`s (e.g. MCP servers), each asked for its tools before *every* request."""
     tool_names: Sequence[str] | None = None
@@ -339,9 +340,10 @@ class Session:
                        can_use_tool: "CanUseTool", hooks: "HookRunner | None",
                        flush_events: Callable[[], Awaitable[None]]) -> Any:
         from .read_tool_output import ReadToolOutput
-        from .tool import ToolOptions, ToolPool, ToolUseContext
+        from .tool import Tool, ToolOptions, ToolPool, ToolUseContext
 
-        tools = list(config.tool_provider()) if config.tool_provider is not None else []
+        provided = config.tool_provider() if config.tool_provider is not None else []
+        tools = [t if isinstance(t, Tool) else _as_tool(t, config) for t in provided]
         for source in config.tool_sources:
             tools.extend(source.tools())
         pool = ToolPool([*tools, ReadToolOutput()])
@@ -367,6 +369,14 @@ class Session:
             emit=emit, session=self, flush_events=flush_events, scrubber=self.scrubber, file_reads=self.file_reads,
             deferred=deferred,
         )
+
+
+def _as_tool(value: Any, config: RunConfig) -> "Tool":
+    """A provided function as a tool: the tools plug-in knows how (the bare core does not)."""
+    if config.plugins is None:
+        raise ConfigError(f"{value!r} is not a Tool; without RunConfig(plugins=...) a tool provider "
+                          "must return Tool objects")
+    return config.plugins.as_tool(value)
 
 
 def _take_notices(perms: Any) -> list[str]:

@@ -53,8 +53,9 @@ async def test_stop_hook_is_not_run_for_a_dry_run() -> None:
 
 @pytest.mark.asyncio
 async def test_a_hook_denial_is_in_the_sessions_decision_log() -> None:
-    from jupyter_toolagent.tools.function_tool import tool
+    from jupyter_toolagent.defaults import default_plugins
     from jupyter_toolagent.models.scripted import tool_use_block
+    from jupyter_toolagent.tools.function_tool import tool
 
     @tool
     def shout(text: str) -> str:
@@ -64,7 +65,7 @@ async def test_a_hook_denial_is_in_the_sessions_decision_log() -> None:
     registry.hook("PreToolUse", matcher="shout")(lambda event: {"decision": "deny", "reason": "too loud"})
     session = Session()
     cfg = RunConfig(model=ScriptedModel([[tool_use_block("shout", {"text": "hi"})], "ok"]),
-                    tool_provider=lambda: [shout], hooks=RegistryHookRunner(registry))
+                    tool_provider=lambda: [shout], hooks=RegistryHookRunner(registry), plugins=default_plugins())
     _ = [event async for event in session.run("go", cfg)]
     decisions = session.permissions.decisions
     assert [(d.tool_name, d.behavior, d.decided_by, d.message) for d in decisions] == [
