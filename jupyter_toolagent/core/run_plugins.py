@@ -10,7 +10,8 @@ wired by `Agent` and by the ``%%agent`` magic.
 
 Without plug-ins a run is the bare core: it needs an explicit ``can_use_tool``, takes no rules
 or mode, keeps no rule state (``ctx.permissions`` is the session's, normally None), calls only
-``config.hooks`` and runs only `Tool` objects.
+``config.hooks`` and runs `Tool` objects and ``@tool`` functions (which carry one), no plain
+functions.
 """
 
 from __future__ import annotations
@@ -49,8 +50,7 @@ class RunPlugins(Protocol):
         ...
 
     def as_tool(self, value: Any) -> "Tool":
-        """The `Tool` for something a tool provider returned that is not one (an ``@tool``
-        function or a plain function)."""
+        """The `Tool` for a plain function a tool provider returned."""
         ...
 
     def visible_tools(self, pool: "ToolPool", permissions: Any) -> "ToolPool":

@@ -44,8 +44,8 @@ class RunConfig:
     system: str | None = None
     """Extra instructions appended to the built-in system prompt (stable across requests)."""
     tool_provider: Callable[[], Sequence[Any]] | None = None
-    """Called before *every* model request: the tools that exist right now (`Tool` objects;
-    ``@tool`` functions or plain functions too when ``plugins`` can make tools of them)."""
+    """Called before *every* model request: the tools that exist right now (`Tool` objects,
+    ``@tool`` functions; plain functions too when ``plugins`` can make tools of them)."""
     tool_sources: Sequence[Any] = ()
     """`ToolSource`s (e.g. MCP servers), each asked for its tools before *every* request."""
     tool_names: Sequence[str] | None = None
@@ -62,9 +62,9 @@ class RunConfig:
     hooks: "HookRunner | None" = None
     """None: the plug-ins' hooks (the ``@agent_hook`` functions registered in this process)."""
     plugins: "RunPlugins | None" = None
-    """The rule engine and the hook registry, for what this config leaves unset
+    """The rule engine, the hook registry and function tools, for what this config leaves unset
     (`core.run_plugins`); `Agent` and the magic pass `defaults.default_plugins()`. None: the
-    bare core, which needs ``can_use_tool`` and takes no rules or mode."""
+    bare core, which needs ``can_use_tool``, takes no rules or mode and runs no plain functions."""
     cwd: Path | None = None
     namespace: Any = None
     thinking: dict[str, Any] | None = None
@@ -236,6 +236,10 @@ class Session:
 
         abort = abort or AbortSignal()
         perms, flag_rules, mode = self._run_permissions(config)
+        can_use_tool = self._can_use_tool(config)
+        hooks = config.hooks
+        if hooks is None and config.plugins is not None:
+            hooks = config.plugins.hooks()
         record = RunRecord(prompt=prompt)
         self.runs.append(record)
         queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
@@ -265,8 +269,6 @@ class Session:
         base_mode = perms.base_mode if perms is not None else None
         if mode is not None:
             perms.base_mode = mode
-        can_use_tool = self._can_use_tool(config)
-        hooks = config.hooks if config.hooks is not None or config.plugins is None else config.plugins.hooks()
         driver = asyncio.ensure_future(drive_run(
             self, prompt, config, abort, emit,
             lambda: self._build_context(config, abort, emit, can_use_tool, hooks, flush_events),
@@ -340,10 +342,10 @@ class Session:
                        can_use_tool: "CanUseTool", hooks: "HookRunner | None",
                        flush_events: Callable[[], Awaitable[None]]) -> Any:
         from .read_tool_output import ReadToolOutput
-        from .tool import Tool, ToolOptions, ToolPool, ToolUseContext
+        from .tool import ToolOptions, ToolPool, ToolUseContext, carried_tool
 
         provided = config.tool_provider() if config.tool_provider is not None else []
-        tools = [t if isinstance(t, Tool) else _as_tool(t, config) for t in provided]
+        tools = [carried_tool(t) or _as_tool(t, config) for t in provided]
         for source in config.tool_sources:
             tools.extend(source.tools())
         pool = ToolPool([*tools, ReadToolOutput()])
@@ -372,10 +374,10 @@ class Session:
 
 
 def _as_tool(value: Any, config: RunConfig) -> "Tool":
-    """A provided function as a tool: the tools plug-in knows how (the bare core does not)."""
+    """A plain function as a tool: the tools plug-in knows how (the bare core does not)."""
     if config.plugins is None:
         raise ConfigError(f"{value!r} is not a Tool; without RunConfig(plugins=...) a tool provider "
-                          "must return Tool objects")
+                          "must return Tool objects or @tool functions")
     return config.plugins.as_tool(value)
 
 

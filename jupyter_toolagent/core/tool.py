@@ -143,6 +143,19 @@ class Tool(ABC):
         return f"<{type(self).__name__} {self.name!r}>"
 
 
+TOOL_ATTR = "__toolagent_tool__"
+"""Where a decorated function carries its `Tool` (``@tool`` sets it), so the function itself
+can be given wherever a tool is, and the core finds the tool without knowing the decorator."""
+
+
+def carried_tool(value: Any) -> "Tool | None":
+    """``value`` if it is a `Tool`, the `Tool` it carries under `TOOL_ATTR`, else None."""
+    if isinstance(value, Tool):
+        return value
+    carried = getattr(value, TOOL_ATTR, None)
+    return carried if isinstance(carried, Tool) else None
+
+
 _STRICT_MODELS: "weakref.WeakKeyDictionary[type[BaseModel], type[BaseModel]]" = weakref.WeakKeyDictionary()
 
 

@@ -25,11 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
 from ..errors import ToolDefinitionError
-from ..core.tool import Progress, Tool, ToolUseContext
+from ..core.tool import TOOL_ATTR, Progress, Tool, ToolUseContext
 from .output_mapping import map_return_value
 
 F = TypeVar("F", bound=Callable[..., Any])
-TOOL_ATTR = "__toolagent_tool__"
 _INJECTED = {"ctx", "progress"}
 
 

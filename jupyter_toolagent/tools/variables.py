@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .function_tool import TOOL_ATTR, FunctionTool
-from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
+from ..core.tool import TOOL_ATTR, Progress, Tool, ToolResult, ToolUseContext
 from .bounded import TextBudget
 from .brief import brief
+from .function_tool import FunctionTool
 
 __all__ = ["ListVariables", "ListVariablesInput", "is_hidden", "namespace_of", "user_tool_of"]
 

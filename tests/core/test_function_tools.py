@@ -11,7 +11,8 @@ from typing import Any, Literal
 import pytest
 
 from jupyter_toolagent import tool
-from jupyter_toolagent.tools.function_tool import TOOL_ATTR, FunctionTool, as_tool, tools_from_namespace
+from jupyter_toolagent.core.tool import TOOL_ATTR
+from jupyter_toolagent.tools.function_tool import FunctionTool, as_tool, tools_from_namespace
 from jupyter_toolagent.core.run_tool_use import run_tool_use
 from jupyter_toolagent.core.scheduling import run_tools
 from jupyter_toolagent.core.session import RunConfig, Session

@@ -128,16 +128,18 @@ BARE_MISTAKES = {
 @pytest.mark.parametrize("given", BARE_MISTAKES.values(), ids=list(BARE_MISTAKES))
 @pytest.mark.asyncio
 async def test_the_bare_core_refuses_what_only_plugins_can_do_before_sending(given: dict[str, Any]) -> None:
-    model = Counting(["ok"])
+    model, session = Counting(["ok"]), Session()
     with pytest.raises(ConfigError, match="plugins="):
-        await run(Session(), RunConfig(model=model, hooks=StubHooks(), **given))
-    assert model.sent == 0
+        await run(session, RunConfig(model=model, hooks=StubHooks(), **given))
+    assert model.sent == 0 and session.runs == [] and session.messages == []
 
 
+@pytest.mark.parametrize("given", [FunctionTool(shout), tool(lambda text: text.upper(), name="shout")],
+                         ids=["a Tool", "an @tool function"])
 @pytest.mark.asyncio
-async def test_the_bare_core_runs_tool_objects_and_refuses_plain_functions() -> None:
+async def test_the_bare_core_runs_tools_and_refuses_plain_functions(given: Any) -> None:
     ok = RunConfig(model=ScriptedModel([[tool_use_block("shout", {"text": "hi"})], "ok"]),
-                   tool_provider=lambda: [FunctionTool(shout)], can_use_tool=allow_all, hooks=StubHooks())
+                   tool_provider=lambda: [given], can_use_tool=allow_all, hooks=StubHooks())
     session = Session()
     events = await run(session, ok)
     assert events[-1].reason == "end_turn" and session.permissions is None
