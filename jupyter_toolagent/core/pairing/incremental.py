@@ -119,9 +119,9 @@ class IncrementalNormalizer:
         tail, last_start = normalize_from(messages, restart, alias_map)
         normalized = [*final, *tail]
         violations, resume = scan_pairing(normalized, state, keep_state_at=max(len(normalized) - 2, 0))
-        if base is not None:
-            self._kept.remove(base)  # superseded by the result below, or no longer valid
         if not violations and resume is not None:
+            if base is not None:
+                self._kept.remove(base)  # superseded: the result below covers its prefix
             self._keep(_Checked(
                 sources=tuple(messages),
                 contents=tuple(map(_content, messages)),
