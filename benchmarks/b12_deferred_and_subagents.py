@@ -137,7 +137,7 @@ async def shares_around_a_search(server: Any, requests: int) -> list[float]:
     `SEARCH_AT`), then calls the tool it loaded until the last request."""
     from jupyter_toolagent import Agent, tool
     from jupyter_toolagent.models.anthropic import AnthropicModel
-    from jupyter_toolagent.models.request import cache_prefix_bytes
+    from jupyter_toolagent.core.request_body import cache_prefix_bytes
     from jupyter_toolagent.models.turns import tool_use_block
 
     @tool(read_only=True)

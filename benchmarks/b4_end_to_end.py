@@ -3,7 +3,8 @@
 Every request carries the whole history (the transcript grows to 99 messages), so the figure
 covers what a long session costs the client: building and serialising requests, streaming and
 decoding responses, running the call, pairing results — for ours, also the permission decision,
-the system prompt, cache breakpoints and the pairing check before every request.
+the system prompt, cache breakpoints and the pairing check before every request (incremental:
+only what was appended since the previous request is normalised and checked).
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ from .server_process import fake_server_process
 KEY = "B4"
 TITLE = "End to end: a 50-request sequential tool session"
 TARGET = 1.1
+"""Ours against the fastest peer, whichever it is (issue 8)."""
+STREAMING_TARGET = 1.0
+"""Ours against the SDK's streaming tool runner, which streams every response as ours does
+(issue 16: ahead of it)."""
+STREAMING_SDK = "anthropic SDK tool runner (async, stream=True)"
 STREAMING_PEERS = {"anthropic SDK tool runner (async, stream=True)", "pydantic-ai"}
 """Peers whose requests stream (SSE), as ours always do; pydantic-ai's ``Agent.run`` streams."""
 
@@ -66,7 +72,7 @@ async def _measure(figure: Figure, requests: int, runs: int) -> None:
             if label != "ours":
                 cpu.compare_to(figure.row("ours, client CPU per request"))
         _compare(figure, STREAMING_PEERS)
-        if figure.targets[0].met is False:
+        if any(target.met is False for target in figure.targets):
             run_once = runners.prepare_ours(url, [fn])
             await run_once()  # connection and caches warm, as in the timed runs
             figure.details.append(await profile_markdown(run_once, f"one {requests}-request run of ours",
@@ -85,11 +91,16 @@ def _compare(figure: Figure, streaming: set[str]) -> None:
         peer.compare_to(ours)
     ours.compare_to(fastest)
     figure.targets.append(Target(f"ours ≤ {TARGET}× the fastest peer ({fastest.label})", ours.ratio, TARGET, "×"))
-    streamers = [r for r in peers if r.label in streaming]
+    sdk_streaming = next((r for r in peers if r.label == STREAMING_SDK), None)
+    if sdk_streaming is not None:
+        ratio = (ours.value / sdk_streaming.value) if ours.value and sdk_streaming.value else None
+        figure.targets.append(Target(f"ours ≤ {STREAMING_TARGET}× the SDK's streaming tool runner", ratio,
+                                     STREAMING_TARGET, "×"))
+    streamers = [r for r in peers if r.label in streaming and r is not sdk_streaming]
     if streamers and fastest not in streamers:
         quickest = min(streamers, key=lambda r: r.value or 0.0)
         ratio = (ours.value / quickest.value) if ours.value and quickest.value else None
-        figure.targets.append(Target(f"ours ≤ {TARGET}× the fastest peer that also streams ({quickest.label})",
+        figure.targets.append(Target(f"ours ≤ {TARGET}× the fastest other peer that also streams ({quickest.label})",
                                      ratio, TARGET, "×",
                                      note="own check: ours streams every response, to start tools early", own=True))
     figure.notes.append("Peer rows show their time relative to ours; the ours row relative to the fastest peer.")

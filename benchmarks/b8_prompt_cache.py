@@ -14,7 +14,7 @@ import asyncio
 import os
 from typing import Any
 
-from jupyter_toolagent.models.request import cache_prefix_bytes
+from jupyter_toolagent.core.request_body import cache_prefix_bytes
 
 from .harness import Figure, Row, Size, Target, pick
 

@@ -175,17 +175,31 @@ def summary_message(summary: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": SUMMARY_HEADER + summary}]}
 
 
+_SUMMARY_SLOT = -1
+"""The memo key of the summary message (message indices are never negative)."""
+
+
+def _memoised_summary(compaction: Compaction) -> dict[str, Any]:
+    """The summary message, one object per compaction: a view's messages are the same objects
+    from request to request, so the sent prefix is recognised as already normalised and checked."""
+    seen = compaction._memo.get(_SUMMARY_SLOT)
+    if seen is None or seen[0] != compaction.summary:
+        seen = (compaction.summary, summary_message(str(compaction.summary)))
+        compaction._memo[_SUMMARY_SLOT] = seen
+    return seen[1]
+
+
 def api_view(messages: Sequence[dict[str, Any]], compaction: Compaction | None) -> list[dict[str, Any]]:
     """The messages to send: the summary, then the transcript from the boundary with cleared
-    results replaced. Unchanged messages are the transcript's own objects; changed ones are
-    memoised, so a message is sent as the same bytes on every request."""
+    results replaced. Unchanged messages are the transcript's own objects; changed ones and the
+    summary are memoised, so a message is sent as the same object (and bytes) on every request."""
     if compaction is None:
         return list(messages)
     boundary = min(compaction.boundary, len(messages))
     while boundary and boundary < len(messages) and not is_cut_point(messages, boundary):
         boundary += 1  # a transcript rewritten under the compaction (a repair): never split a pair
-    head = [summary_message(compaction.summary)] if compaction.summary is not None and boundary else []
     memo = compaction._memo
+    head = [_memoised_summary(compaction)] if compaction.summary is not None and boundary else []
     tail: list[dict[str, Any]] = []
     for index in range(boundary, len(messages)):
         message = messages[index]

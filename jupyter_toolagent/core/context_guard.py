@@ -33,7 +33,8 @@ from .context_window import (
     parse_prompt_too_long,
 )
 from .events import AgentEvent, NoticeEvent
-from .pairing import check_pairing, normalize_messages_for_api
+from .pairing import normalize_messages_for_api
+from .request_body import build_request_body
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
     from .tool import ToolUseContext
 
 Emit = Callable[[AgentEvent], None]
-BuildBody = Callable[..., dict[str, Any]]
 
 SUMMARY_MAX_TOKENS = 4096
 
@@ -61,13 +61,11 @@ def session_context(session: "Session") -> ContextState:
 class ContextGuard:
     """One run's window keeper (see the module docstring)."""
 
-    def __init__(self, session: "Session", config: "RunConfig", system: str, emit: Emit,
-                 build_body: BuildBody) -> None:
+    def __init__(self, session: "Session", config: "RunConfig", system: str, emit: Emit) -> None:
         self.session = session
         self.config = config
         self.system = system
         self.emit = emit
-        self.build_body = build_body
         self.state = session_context(session)
         self.retried = False
         self.overflow: PromptTooLong | None = None
@@ -109,19 +107,22 @@ class ContextGuard:
         if self.state.current is None:
             messages = prepare()
         else:
-            messages = self.view(ctx)
-            if check_pairing(messages):
+            messages, violations = self.session.normalizer.normalize_and_check(
+                api_view(self.session.messages, self.state.current), aliases=ctx.tools.canonical_names())
+            if violations:
                 # a transcript edited or broken under the compaction: repair it, then compact afresh
                 messages = prepare()
                 self.emit(NoticeEvent(level="warning", text="The compacted view failed the pairing check; "
                                       "the whole transcript is sent instead and compacted again if needed."))
                 self.state.compactions.append(Compaction(reason="reset"))
-        predicted = self.state.meter.predict(self.estimate(tools, messages))
+        estimate = self.estimate(tools, messages)
+        predicted = self.state.meter.predict(estimate)
         if (self.config.auto_compact and not self.config.dry_run
                 and predicted > self.config.compact_at * self.window):
             if await self.compact(ctx, tools, reason="auto", predicted=predicted) is not None:
                 messages = self.view(ctx)
-        self._estimate = self.estimate(tools, messages)
+                estimate = self.estimate(tools, messages)
+        self._estimate = estimate
         return messages
 
     def sent(self, body: dict[str, Any]) -> None:
@@ -198,7 +199,7 @@ class ContextGuard:
 
     async def _summarise(self, ctx: "ToolUseContext", tools: Sequence[dict[str, Any]],
                          prefix: list[dict[str, Any]]) -> str:
-        body = self.build_body(
+        body = build_request_body(
             model=self.config.model.model_name, system=self.system, tools=list(tools),
             messages=summary_request_messages(prefix),
             max_tokens=min(self.config.max_tokens, SUMMARY_MAX_TOKENS),
@@ -242,11 +243,10 @@ class ContextGuard:
         ).one_line()
 
 
-async def compact_now(session: "Session", config: "RunConfig", build_body: BuildBody, *,
+async def compact_now(session: "Session", config: "RunConfig", *,
                       keep: int | None = None, emit: Emit | None = None) -> Compaction | None:
     """Compact ``session`` by hand (``%agent compact``): clear old results and summarise all but
-    the last ``keep`` turns, whatever the window's fill. ``build_body`` is the request builder
-    the query loop uses (the model plug-in's)."""
+    the last ``keep`` turns, whatever the window's fill."""
     from .abort import AbortSignal
     from .simple_policy import SimplePolicy
     from .system_prompt import build_system_prompt
@@ -258,6 +258,6 @@ async def compact_now(session: "Session", config: "RunConfig", build_body: Build
         return None
 
     ctx = session._build_context(config, AbortSignal(), sink, SimplePolicy(), None, no_flush)
-    guard = ContextGuard(session, config, build_system_prompt(config.system), sink, build_body)
+    guard = ContextGuard(session, config, build_system_prompt(config.system), sink)
     tools = [t.to_api_schema() for t in ctx.tools]
     return await guard.compact(ctx, tools, reason="manual", keep=keep, force=True)

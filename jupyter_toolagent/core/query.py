@@ -24,7 +24,6 @@ import time
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
 from ..errors import ModelAPIError
-from ..models.request import build_request_body
 from .abort import AbortSignal
 from .context_guard import ContextGuard
 from .accumulator import BlockDone, MessageAccumulator, TextDelta, ThinkingDelta
@@ -43,8 +42,9 @@ from .events import (
     ToolQueuedEvent,
     ToolStatus,
 )
-from .pairing import check_pairing, normalize_messages_for_api, repair_pairing
+from .pairing import normalize_messages_for_api, repair_pairing
 from .refusal import refusal_notice, withhold_refused_exchange
+from .request_body import build_request_body
 from .results import enforce_message_budget, error_result
 from .run_tool_use import ToolCallOutcome
 from .scheduling import run_tools
@@ -201,14 +201,15 @@ def prepare_messages(session: "Session", ctx: ToolUseContext, emit: Emit, *, per
 
     ``persist`` writes the repair back to the session (not for a dry run, which changes nothing).
     """
-    api_messages = normalize_messages_for_api(session.messages, aliases=ctx.tools.canonical_names())
-    if check_pairing(api_messages):
+    aliases = ctx.tools.canonical_names()
+    api_messages, violations = session.normalizer.normalize_and_check(session.messages, aliases=aliases)
+    if violations:
         report = repair_pairing(api_messages)
         emit(NoticeEvent(level="warning", text="The transcript was invalid and was repaired before sending:\n"
                          + report.summary()))
         if persist:
             session.messages[:] = report.messages
-        api_messages = normalize_messages_for_api(report.messages, aliases=ctx.tools.canonical_names())
+        api_messages = normalize_messages_for_api(report.messages, aliases=aliases)
     return api_messages
 
 
@@ -227,8 +228,8 @@ async def _run_stop_hooks(ctx: ToolUseContext, reason: str, emit: Emit) -> None:
 def _leave_valid(session: "Session", emit: Emit) -> None:
     """The transcript a run leaves behind passes `check_pairing`, so the next cell (or an export)
     never starts from a broken one — e.g. after a response that repeated a tool_use id."""
-    normalized = normalize_messages_for_api(session.messages)
-    if check_pairing(normalized):
+    normalized, violations = session.normalizer.normalize_and_check(session.messages)
+    if violations:
         report = repair_pairing(normalized)
         session.messages[:] = report.messages
         emit(NoticeEvent(level="warning", text="The transcript was repaired at the end of the run:\n"
@@ -259,7 +260,7 @@ async def drive_run(
         session.messages.append({"role": "user", "content": content})
     turn: _Turn | None = None
     ctx: ToolUseContext | None = None
-    guard = ContextGuard(session, config, system, emit, build_request_body)
+    guard = ContextGuard(session, config, system, emit)
     try:
         for index in range(config.max_turns):
             ctx = build_context()

@@ -159,6 +159,11 @@ class Session:
         """Files this conversation has read, for the read-before-edit rule (SPEC §10)."""
         self.loaded_tools: set[str] = set()
         """Deferred tools loaded by ``ToolSearch``: sent with their schemas from then on (SPEC §13)."""
+        from .pairing import IncrementalNormalizer
+
+        self.normalizer = IncrementalNormalizer()
+        """Normalises and checks the transcript for each request, redoing only what was appended
+        since the last one; it notices any edit of ``messages`` by itself (`pairing.incremental`)."""
 
     # --- views ---------------------------------------------------------------------------
     def check_pairing(self) -> list[Any]:

@@ -10,7 +10,6 @@ from typing import Any
 
 from ..core.model import Model, StreamEvent
 from .pricing import Cost, estimate_cost, format_cost, price_unknown_reason
-from .request import build_request_body, cache_prefix_bytes, cache_prefix_view, strip_cache_control
 from .scripted import ScriptedModel, ScriptedTurn, ScriptExhaustedError, text_block, thinking_block, tool_use_block
 from .stream_events import estimate_tokens, message_stream_events, new_message_id, new_request_id, new_tool_use_id
 
@@ -22,9 +21,6 @@ __all__ = [
     "ScriptedModel",
     "ScriptedTurn",
     "StreamEvent",
-    "build_request_body",
-    "cache_prefix_bytes",
-    "cache_prefix_view",
     "estimate_cost",
     "estimate_tokens",
     "format_cost",
@@ -33,7 +29,6 @@ __all__ = [
     "new_request_id",
     "new_tool_use_id",
     "price_unknown_reason",
-    "strip_cache_control",
     "text_block",
     "thinking_block",
     "tool_use_block",

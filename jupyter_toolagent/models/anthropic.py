@@ -19,7 +19,9 @@ job, and users expect its behaviour.
 
 Decisions:
 
-* The body is sent as given (a newer API parameter works before the SDK learns it); the keys
+* The body is sent as given (a newer API parameter works before the SDK learns it), encoded
+  here as the SDK encodes it when it is plain JSON (`_encoded`: the SDK's own preparation walks
+  the whole conversation on every request); the keys
   ``messages.create`` requires are checked against its signature first, so a body it could not
   send fails before anything is sent, as it would through ``messages.create``.
 * One ``AsyncAnthropic`` per event loop: its connection pool belongs to the loop that opened
@@ -39,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import json
 import weakref
 from typing import Any, AsyncIterator
 
@@ -74,6 +77,21 @@ def _sendable_problem(body: dict[str, Any]) -> str | None:
     except TypeError as exc:
         return str(exc)
     return None
+
+
+def _encoded(body: dict[str, Any]) -> bytes | None:
+    """``body`` as the JSON bytes the SDK would send for it, or None when it is not plain JSON.
+
+    Handed a ``body``, the SDK first copies the whole tree (looking for file inputs and omitted
+    values) and then encodes it — per request, a walk over the entire conversation. A request
+    body built by the core is plain JSON, so it is encoded here the way the SDK encodes (compact
+    separators, UTF-8 unescaped, no NaN) and sent as the content: the same bytes, without the
+    walk. Anything else (a NaN, an object JSON does not know) goes the SDK's way, unchanged.
+    """
+    try:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    except (TypeError, ValueError):
+        return None
 
 
 class AnthropicModel:
@@ -195,9 +213,15 @@ class AnthropicModel:
         from anthropic import AsyncStream
 
         try:
-            stream = await client.post(
-                "/v1/messages", body=body, cast_to=object, stream=True, stream_cls=AsyncStream[object],
-            )
+            encoded = _encoded(body)
+            if encoded is not None:
+                stream = await client.post(
+                    "/v1/messages", content=encoded, cast_to=object, stream=True, stream_cls=AsyncStream[object],
+                )
+            else:  # a value plain JSON cannot hold: the SDK's own preparation takes it
+                stream = await client.post(
+                    "/v1/messages", body=body, cast_to=object, stream=True, stream_cls=AsyncStream[object],
+                )
             async with stream:  # closes the response however the pump ends
                 queue.put_nowait((_REQUEST, stream.response.headers.get("request-id")))
                 async for event in stream:

@@ -84,7 +84,6 @@ def compact(magics: "AgentMagics", args: list[str]) -> "TextView":
     """Compact the current conversation now (``--keep N``: turns kept as they are)."""
     from ..core.context_guard import compact_now
     from ..core.session import RunConfig
-    from ..models.request import build_request_body
     from .agent_cell import load_permissions, make_tool_provider
     from .offline import choose_model, resolve_model_name
 
@@ -106,7 +105,7 @@ def compact(magics: "AgentMagics", args: list[str]) -> "TextView":
 
     async def go() -> Any:
         try:
-            return await compact_now(session, config, build_request_body, keep=keep, emit=notices.append)
+            return await compact_now(session, config, keep=keep, emit=notices.append)
         finally:
             close = getattr(choice.model, "aclose", None)
             if choice.owned and close is not None:

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models.request import cache_prefix_view, strip_cache_control
+from ..core.request_body import cache_prefix_view, strip_cache_control
 
 __all__ = ["CacheReuse", "RequestDiff", "cache_breakpoints", "diff_requests"]
 

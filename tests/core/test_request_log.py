@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from jupyter_toolagent.core.request_log import RequestLog
-from jupyter_toolagent.models.request import build_request_body
+from jupyter_toolagent.core.request_body import build_request_body
 
 TOOLS = [{"name": n, "description": f"{n} tool", "input_schema": {"type": "object"}} for n in ("Glob", "Read")]
 

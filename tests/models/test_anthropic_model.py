@@ -317,3 +317,38 @@ async def test_a_body_the_sdk_cannot_send_is_a_model_api_error(server: FakeAnthr
     _, error = await collect_until_error(make_model(server), body)
     assert isinstance(error, ModelAPIError) and error.error_type == "invalid_request"
     assert "max_tokens" in error.message and server.requests == []
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("body_kind", ["plain", "unicode and escapes", "not plain JSON"])
+async def test_the_body_goes_out_as_the_same_bytes_the_sdk_sends_for_it(server: FakeAnthropicServer,
+                                                                        body_kind: str) -> None:
+    """The model encodes a plain-JSON body itself (the SDK's preparation walks the whole
+    conversation per request): the bytes and the content type on the wire are the SDK's own."""
+    import anthropic
+
+    messages = [user("hi")]
+    if body_kind == "unicode and escapes":
+        messages = [user('données "brutes" \\ 2024 — ✓ \u2028 \x07'), {"role": "assistant", "content": "ok"},
+                    {"role": "user", "content": [{"type": "text", "text": "🙂"}]}]
+    body = request_body(messages, metadata={"user_id": "u-1"})
+    if body_kind == "not plain JSON":  # left to the SDK's own preparation, which knows dates
+        import datetime
+
+        body["stop_sequences"] = ("STOP",)
+        body["metadata"] = {"user_id": "u-1", "since": datetime.date(2026, 1, 2)}
+    server.set_turns(["one", "two"])
+    await collect(make_model(server).stream(body, abort=AbortSignal()))
+    client = anthropic.AsyncAnthropic(api_key=KEY, base_url=server.base_url, max_retries=0)
+    try:
+        stream = await client.post("/v1/messages", body={**body, "stream": True}, cast_to=object, stream=True,
+                                   stream_cls=anthropic.AsyncStream[object])
+        async with stream:
+            async for _ in stream:
+                pass
+    finally:
+        await client.close()
+    ours, sdks = server.requests[0], server.requests[1]
+    assert ours.raw == sdks.raw
+    assert (b'"2026-01-02"' in ours.raw) == (body_kind == "not plain JSON")
+    assert ours.headers.get("content-type") == sdks.headers.get("content-type") == "application/json"

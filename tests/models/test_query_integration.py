@@ -11,7 +11,7 @@ from model_support import TimedModel, make_model, run_loop
 from jupyter_toolagent.core.events import RequestFinishedEvent, RunFinishedEvent, ToolStartedEvent
 from jupyter_toolagent.tools.function_tool import FunctionTool
 from jupyter_toolagent.core.pairing import check_pairing
-from jupyter_toolagent.models.request import cache_prefix_bytes
+from jupyter_toolagent.core.request_body import cache_prefix_bytes
 from jupyter_toolagent.models.stream_events import new_message_id
 from jupyter_toolagent.testing import FakeAnthropicServer, Fault, ScriptedTurn, text_block, tool_use_block
 from jupyter_toolagent.testing.validation import request_error

@@ -9,7 +9,7 @@ from view_support import SleepTool, config, has_html, run, use
 
 from jupyter_toolagent.core.events import RequestFinishedEvent
 from jupyter_toolagent.core.session import RunRecord, Session
-from jupyter_toolagent.models.request import build_request_body
+from jupyter_toolagent.core.request_body import build_request_body
 from jupyter_toolagent.views import RawView
 from jupyter_toolagent.views._json import CACHE_MARK, format_json
 from jupyter_toolagent.views.request_diff import cache_breakpoints, diff_requests

@@ -18,12 +18,12 @@ server, scripts and tests can use them without pulling in the rest of the packag
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .server_tools import server_tool_text, unpaired_server_tool_uses
 
-__all__ = ["PairingViolation", "ViolationKind", "check_pairing", "content_blocks"]
+__all__ = ["PairingState", "PairingViolation", "ViolationKind", "check_pairing", "content_blocks", "scan_pairing"]
 
 TOOL_USE = "tool_use"
 TOOL_RESULT = "tool_result"
@@ -219,11 +219,41 @@ def check_pairing(messages: Sequence[Mapping[str, Any]]) -> list[PairingViolatio
     Runs in linear time.
     The input is never modified.
     """
+    return scan_pairing(messages, PairingState())[0]
+
+
+@dataclass(frozen=True)
+class PairingState:
+    """What the check knows on reaching message ``index``: the tool_use ids met before it (ids
+    are unique across the transcript) and those of message ``index - 1`` when it is an
+    assistant message (the ids a result at ``index`` may answer).
+
+    Resuming `scan_pairing` from a state taken on a valid transcript re-checks only what
+    follows (`incremental`); the scan never mutates a state it is given.
+    """
+
+    index: int = 0
+    seen_tool_use_ids: frozenset[Any] = frozenset()
+    previous_tool_use_ids: Mapping[Any, None] = field(default_factory=dict)
+
+
+def scan_pairing(
+    messages: Sequence[Mapping[str, Any]], state: PairingState, *, keep_state_at: int | None = None
+) -> tuple[list[PairingViolation], PairingState | None]:
+    """`check_pairing` of ``messages`` from ``state.index`` on, with what came before taken
+    from ``state``; also the state on reaching ``keep_state_at`` (None when the scan does not
+    reach it). Violations found before ``state.index`` are not repeated: the caller knows
+    that part (it was valid).
+    """
     violations: list[PairingViolation] = []
-    seen_tool_use_ids: set[Any] = set()
-    previous_tool_use_ids: Mapping[Any, None] = {}
+    seen_tool_use_ids: set[Any] = set(state.seen_tool_use_ids)
+    previous_tool_use_ids: Mapping[Any, None] = state.previous_tool_use_ids
+    kept: PairingState | None = None
     count = len(messages)
-    for n, message in enumerate(messages):
+    for n in range(state.index, count):
+        if n == keep_state_at:
+            kept = PairingState(n, frozenset(seen_tool_use_ids), previous_tool_use_ids)
+        message = messages[n]
         blocks = content_blocks(message, n)
         role = message.get("role")
         if role == "assistant":
@@ -234,4 +264,6 @@ def check_pairing(messages: Sequence[Mapping[str, Any]]) -> list[PairingViolatio
         if role == "user":
             violations.extend(_check_user(n, blocks, previous_tool_use_ids))
         previous_tool_use_ids = {}
-    return violations
+    if keep_state_at == count and kept is None:
+        kept = PairingState(count, frozenset(seen_tool_use_ids), previous_tool_use_ids)
+    return violations, kept

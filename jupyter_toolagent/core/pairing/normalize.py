@@ -28,7 +28,7 @@ from typing import Any
 
 from .check import THINKING_TYPES, TOOL_RESULT, TOOL_USE, content_blocks
 
-__all__ = ["ERROR_RESULT_STRIPPED_NOTE", "UI_ONLY_BLOCK_TYPES", "normalize_messages_for_api"]
+__all__ = ["ERROR_RESULT_STRIPPED_NOTE", "UI_ONLY_BLOCK_TYPES", "normalize_from", "normalize_messages_for_api"]
 
 UI_ONLY_BLOCK_TYPES = frozenset({"progress", "system_note"})
 UI_ONLY_KEY = "ui_only"
@@ -162,17 +162,33 @@ def normalize_messages_for_api(
       blocks and tool_result content blocks;
     - passes thinking / redacted_thinking blocks through unchanged.
     """
-    alias_map: Mapping[str, str] = aliases or {}
+    return normalize_from(messages, 0, aliases or {})[0]
+
+
+def normalize_from(
+    messages: Sequence[Mapping[str, Any]], start: int, aliases: Mapping[str, str]
+) -> tuple[list[dict[str, Any]], int]:
+    """`normalize_messages_for_api` of ``messages[start:]`` (indices in errors stay those of
+    ``messages``), and where the last message it returns began: the index in ``messages`` of
+    the first message merged into it (``len(messages)`` when nothing is returned).
+
+    That index is where an incremental caller restarts when messages are appended: every
+    message returned before the last one is final (the next message had another role), while
+    the last one may still absorb appended messages of its role (`incremental`).
+    """
     normalized: list[dict[str, Any]] = []
     group: list[dict[str, Any]] = []
-    for index, message in enumerate(messages):
-        api_message = _normalize_message(message, index, alias_map)
+    group_start = len(messages)
+    for index in range(start, len(messages)):
+        api_message = _normalize_message(messages[index], index, aliases)
         if api_message is None:
             continue
         if group and group[-1].get("role") != api_message.get("role"):
             normalized.append(group[0] if len(group) == 1 else _merge(group))
             group = []
+        if not group:
+            group_start = index
         group.append(api_message)
     if group:
         normalized.append(group[0] if len(group) == 1 else _merge(group))
-    return normalized
+    return normalized, group_start

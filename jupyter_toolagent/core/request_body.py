@@ -1,5 +1,10 @@
 """The Messages API request body, shaped for prompt caching (SPEC §7.1).
 
+The body is the core's wire format: every model plug-in takes exactly this JSON (see
+`Model.stream`), so building it is the core's job and needs nothing from a plug-in but the
+model's name. What is sent is the transcript as `pairing` normalises and checks it
+(incrementally, `pairing.incremental`); this module only shapes it.
+
 The API caches a prompt prefix — tools, then system, then messages — up to a block marked with
 ``cache_control``, and a later request reads the cache when its prompt starts with the same
 content. So every request of a session must reproduce the previous request's prefix exactly:

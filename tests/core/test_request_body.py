@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from jupyter_toolagent.models.request import (
+from jupyter_toolagent.core.request_body import (
     CACHE_CONTROL,
     build_request_body,
     cache_prefix_bytes,
