@@ -19,7 +19,7 @@ from ..core.permission_types import ApprovalRequest, ApprovalResponse, Approver
 from . import static_render as sr
 from .approval import ApprovalPanel, WidgetApprover, deny_without_front_end
 from .throttle import Throttle
-from .view_state import RunViewState, apply_event, finish_run, record_user_decision
+from .view_state import RunViewState, apply_event, find_card, finish_run, record_ask, record_user_decision
 
 DEFAULT_MAX_UPDATES_PER_SECOND = 15.0
 
@@ -134,19 +134,27 @@ class RunDisplay:
 
     # --- approvals -------------------------------------------------------------------------
     def _mount_approval(self, request: ApprovalRequest, panel: ApprovalPanel) -> None:
-        asked = PermissionAskedEvent(
-            tool_use_id=request.tool_use_id,
-            name=f"{request.agent} › {request.tool_name}" if request.agent else request.tool_name,
-            input=request.input,
-            reason=request.reason,
-            suggested_rule=request.suggested_rule,
-            at=self.clock(),
-        )
-        self._dirty |= apply_event(self.state, asked).dirty
+        """The panel goes into the asking call's card, wherever it is drawn: a sub-agent's call
+        is nested in its ``Agent`` card (the core's ask event made it there first)."""
+        card = find_card(self.state, request.tool_use_id, request.agent)
+        if card is None:
+            asked = PermissionAskedEvent(
+                tool_use_id=request.tool_use_id,
+                name=f"{request.agent} › {request.tool_name}" if request.agent else request.tool_name,
+                input=request.input,
+                reason=request.reason,
+                suggested_rule=request.suggested_rule,
+                at=self.clock(),
+            )
+            self._dirty |= apply_event(self.state, asked).dirty
+            card = find_card(self.state, request.tool_use_id)
+        else:
+            self._dirty |= record_ask(self.state, card, reason=request.reason,
+                                      suggested_rule=request.suggested_rule, at=self.clock()).dirty
         self._flush()
-        card = self.widgets.card(request.tool_use_id) if self.widgets is not None else None
-        if card is not None:
-            card.attach_approval(panel.box)
+        widget = self.widgets.card(card.key) if self.widgets is not None and card is not None else None
+        if widget is not None:
+            widget.attach_approval(panel.box)
 
     def _record_answer(self, request: ApprovalRequest, response: ApprovalResponse, panel: ApprovalPanel) -> None:
         update = record_user_decision(
@@ -159,6 +167,7 @@ class RunDisplay:
             always=response.always,
             rule=request.suggested_rule or request.tool_name,
             message=response.reason,
+            agent=request.agent,
         )
         panel.close()  # the card's own decision line says who decided and when
         self._dirty |= update.dirty
