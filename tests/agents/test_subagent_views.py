@@ -6,9 +6,9 @@ fills the live widgets (built once) and the static HTML/text of a saved notebook
 from __future__ import annotations
 
 import asyncio
-from html.parser import HTMLParser
 
 import pytest
+from bs4 import BeautifulSoup
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -173,25 +173,11 @@ def test_a_repeated_tool_use_id_in_a_sub_agent_gets_its_own_card() -> None:
 
 
 # --- the static rendering --------------------------------------------------------------------------
-class _CardTree(HTMLParser):
-    """For each card in the HTML: the ids of the cards it is drawn inside."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stack: list[str | None] = []
-        self.ancestors: dict[str, list[str]] = {}
-
-    def handle_starttag(self, tag, attrs):
-        if tag != "div":
-            return
-        ident = dict(attrs).get("data-tool-use-id")
-        if ident is not None:
-            self.ancestors[ident] = [a for a in self.stack if a is not None]
-        self.stack.append(ident)
-
-    def handle_endtag(self, tag):
-        if tag == "div":
-            self.stack.pop()
+def card_ancestors(html_text: str) -> dict[str, list[str]]:
+    """For each card drawn in ``html_text``: the ids of the cards it is drawn inside, outermost first."""
+    soup = BeautifulSoup(html_text, "html.parser")
+    return {card["data-tool-use-id"]: [a["data-tool-use-id"] for a in reversed(card.find_parents(attrs={"data-tool-use-id": True}))]
+            for card in soup.find_all(attrs={"data-tool-use-id": True})}
 
 
 def test_static_html_and_text_draw_the_sub_agents_inside_its_card() -> None:
@@ -203,9 +189,7 @@ def test_static_html_and_text_draw_the_sub_agents_inside_its_card() -> None:
             "toolu_b", "explore: right", "toolu_right", "RIGHT REPORT"):
         apply_event(state, event)
     apply_event(state, RunFinishedEvent(reason="end_turn", usage=Usage()))
-    tree = _CardTree()
-    tree.feed(sr.render_html(state))
-    assert tree.ancestors == {"toolu_cell": [], "toolu_a": [], "toolu_b": [],
+    assert card_ancestors(sr.render_html(state)) == {"toolu_cell": [], "toolu_a": [], "toolu_b": [],
                               "toolu_left": ["toolu_a"], "toolu_right": ["toolu_b"]}
     html_text = sr.render_html(state)
     assert html_text.index("LEFT REPORT") < html_text.index('data-tool-use-id="toolu_b"') < html_text.index("RIGHT REPORT")
