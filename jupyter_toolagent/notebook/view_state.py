@@ -493,7 +493,7 @@ def find_card(state: RunViewState, tool_use_id: str, agent: str | None = None) -
     if card is not None and card.agent == agent:
         return card
     matches = [c for c in state.cards.values() if c.tool_use_id == tool_use_id and c.agent == agent]
-    return matches[-1] if matches else card
+    return matches[-1] if matches else None
 
 
 def _apply_subagent_event(state: RunViewState, event: SubagentEvent, scope: _Scope) -> Update:

@@ -275,6 +275,52 @@ async def test_a_sub_agents_approval_panel_goes_into_its_nested_card() -> None:
     assert "Allowed once by you" in w.cards["toolu_w"].decision.value
 
 
+async def _panel_mounted(view: RunDisplay, key: str) -> bool:
+    for _ in range(300):
+        await asyncio.sleep(0.005)
+        card = view.widgets.cards.get(key) if view.widgets is not None else None
+        if card is not None and card.approval_slot.children:
+            return True
+    return False
+
+
+@pytest.mark.asyncio
+async def test_an_approval_asked_before_the_view_saw_the_call_waits_for_its_nested_card() -> None:
+    """The real order: the approver runs while the sub-agent's events are still on their way
+    through the run's event stream; the panel must not open a card of its own at the top."""
+    view = RunDisplay(AbortSignal(), interactive=True)
+    agent_call(view, "toolu_agent", "notes")
+    label = "general-purpose: notes"
+    request = ApprovalRequest("write_note", {"text": "hi"}, "toolu_w", reason="not allowed", suggested_rule="write_note",
+                              agent=label)
+    task = asyncio.ensure_future(view.approver(request))
+    await asyncio.sleep(0.05)
+    assert set(view.state.cards) == {"toolu_agent"}  # nothing drawn at the top meanwhile
+    view.handle(wrap(ToolQueuedEvent(tool_use_id="toolu_w", name="write_note", input={"text": "hi"}), agent=label))
+    assert await _panel_mounted(view, "toolu_w")
+    w = view.widgets
+    assert w is not None and w.cards["toolu_agent"].nested_items.children == (w.cards["toolu_w"].box,)
+    assert len(w.timeline.children) == 1 and view.state.cards["toolu_w"].status == "waiting"
+    view._approver.panels["toolu_w"].deny.click()  # type: ignore[union-attr]
+    assert (await task).behavior == "deny"
+    assert view.state.cards["toolu_w"].decision is not None and view.state.cards["toolu_w"].status == "denied"
+
+
+@pytest.mark.asyncio
+async def test_a_sub_agents_approval_whose_card_never_comes_is_still_shown(monkeypatch) -> None:
+    from jupyter_toolagent.notebook import display
+
+    monkeypatch.setattr(display, "PENDING_PANEL_SECONDS", 0.05)
+    view = RunDisplay(AbortSignal(), interactive=True)
+    request = ApprovalRequest("write_note", {}, "toolu_lost", reason="not allowed", agent="explore: lost")
+    task = asyncio.ensure_future(view.approver(request))
+    assert await _panel_mounted(view, "toolu_lost")
+    assert view.state.cards["toolu_lost"].title == "explore: lost › write_note"
+    view._approver.panels["toolu_lost"].allow_once.click()  # type: ignore[union-attr]
+    assert (await task).behavior == "allow"
+    assert view.state.cards["toolu_lost"].decision is not None
+
+
 def test_approval_panel_names_the_asking_sub_agent() -> None:
     from jupyter_toolagent.notebook.approval import ApprovalPanel
 
