@@ -218,5 +218,6 @@ def run(size: Size = "full") -> Figure:
     lines += [f"| {i + 1} | {share:.4f} |" for i, share in enumerate(shares)]
     figure.details.append("\n".join(lines))
     figure.notes.append("The deferred request carries the 100 names in a text block of the first user message and "
-                        "`ToolSearch` in `tools`; the other tools of a session (none here) are sent as usual.")
+                        "`ToolSearch` in `tools`; the session's other tools (here the `Agent` tool, offered by default) are "
+                        "sent in full on both sides.")
     return figure

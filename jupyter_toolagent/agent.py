@@ -39,6 +39,8 @@ class Agent:
     before every request) can supply tools that change between requests.
     ``context_window`` overrides the model's window in tokens; the conversation is compacted
     before a request would use more than ``compact_at`` of it (SPEC §14).
+    ``subagents`` offers the ``Agent`` tool (SPEC §12), as a ``%%agent`` cell does; pass False
+    to leave it out.
     """
 
     def __init__(
@@ -64,7 +66,7 @@ class Agent:
         context_window: int | None = None,
         compact_at: float = 0.8,
         mcp_servers: Mapping[str, Any] | None = None,
-        subagents: bool = False,
+        subagents: bool = True,
         **extra: Any,
     ) -> None:
         if model is None or isinstance(model, str):
@@ -90,7 +92,7 @@ class Agent:
         self._check_rule_tools({"allow": allow, "deny": deny, "ask": ask})
 
     def _subagent_sources(self, enabled: bool, max_tokens: int) -> list[Any]:
-        """The ``Agent`` tool (SPEC §12), when ``subagents=True``."""
+        """The ``Agent`` tool (SPEC §12), unless ``subagents=False``."""
         if not enabled:
             return []
         from .agents import AgentTool, SubagentSource

@@ -19,9 +19,10 @@ from ..core.permission_types import ApprovalRequest, ApprovalResponse, Approver
 from . import static_render as sr
 from .approval import ApprovalPanel, WidgetApprover, deny_without_front_end
 from .throttle import Throttle
-from .view_state import RunViewState, apply_event, finish_run, record_user_decision
+from .view_state import CardState, RunViewState, apply_event, find_card, finish_run, record_ask, record_user_decision
 
 DEFAULT_MAX_UPDATES_PER_SECOND = 15.0
+PENDING_PANEL_SECONDS = 1.0
 
 
 class RunDisplay:
@@ -53,6 +54,8 @@ class RunDisplay:
         self._trailing: asyncio.TimerHandle | None = None
         self._display_id: str | None = None
         self._finished = False
+        self._pending_panels: list[tuple[ApprovalRequest, ApprovalPanel]] = []
+        """Sub-agents' approval panels waiting for their nested card to be drawn."""
         self.widgets = None
         self.approver: Approver
         if interactive:
@@ -85,6 +88,9 @@ class RunDisplay:
     def handle(self, event: AgentEvent) -> None:
         """Fold one event in; refresh now if it is urgent or the throttle allows."""
         update = apply_event(self.state, event)
+        if self._pending_panels:
+            self._dirty |= update.dirty
+            self._mount_pending()
         if not update.dirty:
             return
         self._dirty |= update.dirty
@@ -113,6 +119,7 @@ class RunDisplay:
         if self._finished:
             return
         self._finished = True
+        self._pending_panels = []
         if self.state.finish_reason is None:
             cancelled = error is None or isinstance(error, (KeyboardInterrupt, asyncio.CancelledError)) or self.abort.aborted
             reason = "aborted" if cancelled else "error"
@@ -134,19 +141,59 @@ class RunDisplay:
 
     # --- approvals -------------------------------------------------------------------------
     def _mount_approval(self, request: ApprovalRequest, panel: ApprovalPanel) -> None:
-        asked = PermissionAskedEvent(
-            tool_use_id=request.tool_use_id,
-            name=f"{request.agent} › {request.tool_name}" if request.agent else request.tool_name,
-            input=request.input,
-            reason=request.reason,
-            suggested_rule=request.suggested_rule,
-            at=self.clock(),
-        )
-        self._dirty |= apply_event(self.state, asked).dirty
+        """The panel goes into the asking call's card, wherever it is drawn.
+
+        Events reach the view through the run's event stream, so the approver can be called
+        before the view has seen the call. The cell's own call then gets its card here; a
+        sub-agent's call must be drawn inside its ``Agent`` card, which only its events name:
+        its panel waits for the card (`_mount_pending`, on each event), and after
+        `PENDING_PANEL_SECONDS` without one is shown in a card of its own rather than never."""
+        card = find_card(self.state, request.tool_use_id, request.agent)
+        if card is None and request.agent:
+            self._pending_panels.append((request, panel))
+            self._schedule_pending_fallback()
+            return
+        self._attach(request, panel, card)
+
+    def _attach(self, request: ApprovalRequest, panel: ApprovalPanel, card: CardState | None) -> None:
+        if card is None:
+            asked = PermissionAskedEvent(
+                tool_use_id=request.tool_use_id,
+                name=request.tool_name,
+                input=request.input,
+                reason=request.reason,
+                suggested_rule=request.suggested_rule,
+                at=self.clock(),
+            )
+            self._dirty |= apply_event(self.state, asked).dirty
+            card = find_card(self.state, request.tool_use_id)
+            if card is not None and request.agent:
+                card.agent = request.agent  # drawn on its own: its title still says who asks
+        else:
+            self._dirty |= record_ask(self.state, card, reason=request.reason,
+                                      suggested_rule=request.suggested_rule, at=self.clock()).dirty
         self._flush()
-        card = self.widgets.card(request.tool_use_id) if self.widgets is not None else None
-        if card is not None:
-            card.attach_approval(panel.box)
+        widget = self.widgets.card(card.key) if self.widgets is not None and card is not None else None
+        if widget is not None:
+            widget.attach_approval(panel.box)
+
+    def _mount_pending(self, *, force: bool = False) -> None:
+        waiting = []
+        for request, panel in self._pending_panels:
+            card = find_card(self.state, request.tool_use_id, request.agent)
+            if card is not None or force:
+                self._attach(request, panel, card)
+            else:
+                waiting.append((request, panel))
+        self._pending_panels = waiting
+
+    def _schedule_pending_fallback(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._mount_pending(force=True)
+            return
+        loop.call_later(PENDING_PANEL_SECONDS, lambda: self._mount_pending(force=True))
 
     def _record_answer(self, request: ApprovalRequest, response: ApprovalResponse, panel: ApprovalPanel) -> None:
         update = record_user_decision(
@@ -159,6 +206,7 @@ class RunDisplay:
             always=response.always,
             rule=request.suggested_rule or request.tool_name,
             message=response.reason,
+            agent=request.agent,
         )
         panel.close()  # the card's own decision line says who decided and when
         self._dirty |= update.dirty

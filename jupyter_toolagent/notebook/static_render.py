@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from ..core.usage import Usage
 from .markdown_text import MarkdownStream, markdown_html
-from .view_state import Ask, CardState, Decision, Notice, RunViewState, TextBlock, cut_middle
+from .view_state import Ask, CardState, Decision, ItemKind, Notice, RunViewState, TextBlock, cut_middle
 
 PREFIX = "jp-toolagent"
 
@@ -65,6 +65,9 @@ STYLE = f"""<style>
 .{PREFIX}-thinking {{ color: var(--jp-ui-font-color2, #666); font-style: italic; }}
 .{PREFIX}-footer {{ color: var(--jp-ui-font-color2, #666); font-size: 0.9em; margin-top: 4px; }}
 .{PREFIX}-result img {{ max-width: 100%; max-height: 20em; }}
+.{PREFIX}-nested {{ margin: 4px 0 4px 4px; padding-left: 8px; border-left: 2px dashed var(--jp-border-color2, #d0d0d0); }}
+.{PREFIX}-nested-header {{ display: flex; gap: 8px; align-items: baseline; flex-wrap: wrap; }}
+.{PREFIX}-agent {{ font-weight: 600; color: var(--jp-ui-font-color1, #1f1f1f); }}
 </style>"""
 
 NEVER_FOLD_KEYS = frozenset({"command", "path", "file_path", "notebook_path", "pattern", "glob", "url", "cwd", "name"})
@@ -163,9 +166,12 @@ def input_html(input: dict[str, Any]) -> str:
 def card_header_html(card: CardState) -> str:
     label = STATUS_LABELS.get(card.status, card.status)
     bits = [
-        f'<span class="{PREFIX}-tool">{_esc(card.name)}</span>',
+        f'<span class="{PREFIX}-tool">{_esc(card.title)}</span>',
         f'<span class="{PREFIX}-badge {PREFIX}-s-{card.status}" data-status="{card.status}">{_esc(label)}</span>',
     ]
+    if card.waiting_inside and card.nested is not None and not card.finished:
+        bits.append(f'<span class="{PREFIX}-badge {PREFIX}-s-waiting" data-waiting-inside="{card.nested.waiting}">'
+                    f"{_esc(waiting_inside_text(card.nested.waiting))}</span>")
     if card.duration is not None:
         bits.append(f'<span class="{PREFIX}-muted {PREFIX}-duration">{format_duration(card.duration)}</span>')
     if card.batch is not None:
@@ -174,6 +180,32 @@ def card_header_html(card: CardState) -> str:
         bits.append(f'<span class="{PREFIX}-muted {PREFIX}-label">{_esc(card.label)}</span>')
     bits.append(f'<span class="{PREFIX}-muted">{_esc(card.tool_use_id)}</span>')
     return f'<div class="{PREFIX}-card-header">{" ".join(bits)}</div>'
+
+
+def waiting_inside_text(count: int) -> str:
+    return f"{count} call{'s' if count != 1 else ''} inside wait{'s' if count == 1 else ''} for your approval"
+
+
+def nested_facts_text(card: CardState) -> str:
+    """The line above a sub-agent's nested timeline: who it is and what it has used so far."""
+    nested = card.nested
+    if nested is None:
+        return ""
+    parts = [f"sub-agent {nested.agent}"]
+    if nested.requests:
+        u = nested.usage
+        parts.append(f"{nested.requests} request{'s' if nested.requests != 1 else ''}, "
+                     f"input {u.input_tokens:,}, output {u.output_tokens:,}")
+    if nested.finish_reason:
+        parts.append(f"ended: {nested.finish_reason}")
+    return " · ".join(parts)
+
+
+def nested_header_html(card: CardState) -> str:
+    if card.nested is None:
+        return ""
+    return (f'<div class="{PREFIX}-nested-header"><span class="{PREFIX}-agent">{_esc(nested_facts_text(card))}</span>'
+            "</div>")
 
 
 def ask_html(ask: Ask | None, tool_name: str) -> str:
@@ -255,13 +287,19 @@ def result_html(card: CardState) -> str:
     return "".join(parts)
 
 
-def card_html(card: CardState, wall_offset: float = 0.0) -> str:
-    """One whole card, for the static view (the live card is assembled from the same parts)."""
+def card_html(card: CardState, wall_offset: float = 0.0, state: RunViewState | None = None) -> str:
+    """One whole card, for the static view (the live card is assembled from the same parts);
+    with ``state``, an ``Agent`` card holds its sub-agent's timeline."""
     ask = f'<div class="{PREFIX}-ask">{ask_html(card.ask, card.name)}</div>' if card.ask is not None else ""
+    nested = ""
+    if card.nested is not None and state is not None:
+        nested = (f'<div class="{PREFIX}-nested" data-agent="{_esc(card.nested.agent)}">{nested_header_html(card)}'
+                  f'{"".join(_items_html(state, card.nested.items))}</div>')
+    progress = "" if nested else progress_html(card)
     return (
         f'<div class="{PREFIX}-card {PREFIX}-s-{card.status} {PREFIX}-card-{css_id(card.tool_use_id)}"'
         f' data-tool-use-id="{_esc(card.tool_use_id)}" data-status="{card.status}">'
-        f"{card_header_html(card)}{input_html(card.input)}{progress_html(card)}{ask}"
+        f"{card_header_html(card)}{input_html(card.input)}{progress}{nested}{ask}"
         f"{decision_html(card.decision, wall_offset)}{result_html(card)}</div>"
     )
 
@@ -297,7 +335,7 @@ def estimate_cost(model: str | None, usage: Usage) -> float | None:
         value = _estimate(model, usage)
         if value is None:
             return None
-        return float(getattr(value, "total_usd", value))
+        return float(value.total_usd)
     except Exception:
         return None
 
@@ -358,12 +396,12 @@ def header_html(state: RunViewState) -> str:
     )
 
 
-def _items_html(state: RunViewState) -> Iterable[str]:
-    for kind, key in state.items:
+def _items_html(state: RunViewState, items: list[tuple[ItemKind, str]] | None = None) -> Iterable[str]:
+    for kind, key in state.items if items is None else items:
         if kind == "text":
             yield text_html(state.texts[key])
         elif kind == "card":
-            yield card_html(state.cards[key], state.wall_offset)
+            yield card_html(state.cards[key], state.wall_offset, state)
         else:
             yield notice_html(state.notices[key])
 
@@ -379,8 +417,10 @@ def _indent(text: str, prefix: str = "    ") -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
 
-def card_text(card: CardState, wall_offset: float = 0.0) -> str:
-    head = f"[{card.name}] {STATUS_LABELS.get(card.status, card.status)}"
+def card_text(card: CardState, wall_offset: float = 0.0, state: RunViewState | None = None) -> str:
+    """One card as text; with ``state``, an ``Agent`` card's sub-agent timeline follows its
+    input, indented under it."""
+    head = f"[{card.title}] {STATUS_LABELS.get(card.status, card.status)}"
     if card.duration is not None:
         head += f" ({format_duration(card.duration)})"
     if card.label:
@@ -391,6 +431,12 @@ def card_text(card: CardState, wall_offset: float = 0.0) -> str:
         if _folds(str(key), text):
             text = cut_middle(text, FOLD_CHARS)
         lines.append(f"  {key}: " + (text if "\n" not in text else "\n" + _indent(text)))
+    if card.nested is not None and state is not None:
+        if card.waiting_inside and not card.finished:
+            lines.append(f"  ({waiting_inside_text(card.nested.waiting)})")
+        lines.append("  | " + nested_facts_text(card))
+        for block in _items_text(state, card.nested.items):
+            lines.append(_indent(block, "  | "))
     if card.ask is not None and card.decision is None:
         lines.append(f"  permission needed: {card.ask.reason}")
     if card.decision is not None:
@@ -406,17 +452,23 @@ def render_text(state: RunViewState) -> str:
     out = [run_status_text(state)]
     if state.error:
         out.append(f"Error: {state.error}")
-    for kind, key in state.items:
+    out.extend(_items_text(state, state.items))
+    out.append(usage_text(state))
+    return "\n\n".join(out)
+
+
+def _items_text(state: RunViewState, items: list[tuple[ItemKind, str]]) -> list[str]:
+    out = []
+    for kind, key in items:
         if kind == "text":
             block = state.texts[key]
             out.append(("(thinking) " if block.thinking else "") + block.text)
         elif kind == "card":
-            out.append(card_text(state.cards[key], state.wall_offset))
+            out.append(card_text(state.cards[key], state.wall_offset, state))
         else:
             notice = state.notices[key]
             out.append(f"[{notice.level}] {notice.text}")
-    out.append(usage_text(state))
-    return "\n\n".join(out)
+    return out
 
 
 class StaticRunView:

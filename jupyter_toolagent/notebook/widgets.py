@@ -2,7 +2,8 @@
 
 Each timeline item (a text block, a tool card, a notice) gets its widgets once, when it first
 appears; `sync` then writes only the values of the items named dirty. Items are kept in dicts
-by key — never found by position in ``children``.
+by key — never found by position in ``children``. A sub-agent's items go into the nested
+timeline of its ``Agent`` card, at any depth.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ class RunWidgets:
         changed = 0
         if "items" in dirty or len(state.items) != self._shown_items:
             changed += self._add_new_items(state)
+        if any(key.startswith("nested:") for key in dirty):
+            changed += self._add_new_nested_items(state)
         for key in dirty:
             kind, _, ident = key.partition(":")
             if kind == "text" and ident in self.texts:
@@ -57,23 +60,40 @@ class RunWidgets:
             changed += set_value(self.footer, sr.footer_html(state))
         return changed
 
+    def _build_item(self, state: RunViewState, kind: str, key: str) -> widgets.Widget:
+        if kind == "text":
+            stream = self.text_streams[key] = MarkdownStream()
+            widget = self.texts[key] = widgets.HTML(sr.text_html(state.texts[key], stream))
+            return widget
+        if kind == "card":
+            card = self.cards[key] = ToolCardWidget(state.cards[key])
+            return card.box
+        widget = self.notices[key] = widgets.HTML(sr.notice_html(state.notices[key]))
+        return widget
+
     def _add_new_items(self, state: RunViewState) -> int:
-        new: list[widgets.Widget] = []
-        for kind, key in state.items[self._shown_items :]:
-            if kind == "text":
-                stream = self.text_streams[key] = MarkdownStream()
-                widget = self.texts[key] = widgets.HTML(sr.text_html(state.texts[key], stream))
-                new.append(widget)
-            elif kind == "card":
-                card = self.cards[key] = ToolCardWidget(state.cards[key])
-                new.append(card.box)
-            else:
-                widget = self.notices[key] = widgets.HTML(sr.notice_html(state.notices[key]))
-                new.append(widget)
+        new = [self._build_item(state, kind, key) for kind, key in state.items[self._shown_items :]]
         self._shown_items = len(state.items)
         if new:
             self.timeline.children = self.timeline.children + tuple(new)
-        return len(new)
+        return len(new) + (self._add_new_nested_items(state) if new else 0)
+
+    def _add_new_nested_items(self, state: RunViewState) -> int:
+        """Give the sub-agents' new items their widgets, inside their ``Agent`` cards; repeated
+        until nothing is added, since an item may be an ``Agent`` card of the next level."""
+        added = 0
+        grew = True
+        while grew:
+            grew = False
+            for key, card_widget in list(self.cards.items()):
+                nested = state.cards[key].nested
+                if nested is None or len(nested.items) <= card_widget.nested_shown:
+                    continue
+                new = [self._build_item(state, kind, k) for kind, k in nested.items[card_widget.nested_shown :]]
+                card_widget.add_nested(new)
+                added += len(new)
+                grew = True
+        return added
 
     def card(self, tool_use_id: str) -> ToolCardWidget | None:
         return self.cards.get(tool_use_id)

@@ -19,7 +19,6 @@ KEY = "sk-ant-api03-" + "Sa7" * 10
 def make_agent(server: FakeAnthropicServer, **kw: Any) -> Agent:
     from jupyter_toolagent.models.anthropic import AnthropicModel
 
-    kw.setdefault("subagents", True)
     return Agent(AnthropicModel("claude-sonnet-5-5", base_url=server.base_url, api_key=KEY), **kw)
 
 

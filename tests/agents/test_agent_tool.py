@@ -306,3 +306,12 @@ def test_a_definition_added_between_runs_is_offered_in_the_next_request(server) 
         remove_subagent("latecomer")
     described = [next(t["description"] for t in b["tools"] if t["name"] == "Agent") for b in server.bodies]
     assert "latecomer" not in described[0] and "latecomer" in described[1]
+
+
+def test_agent_offers_sub_agents_by_default_as_a_cell_does_and_can_leave_them_out(server) -> None:
+    server.set_turns(["on", "off"])
+    make_agent(server, tools=[lookup]).run_sync("default")
+    make_agent(server, tools=[lookup], subagents=False).run_sync("switched off")
+    default, off = ({t["name"] for t in body["tools"]} for body in server.bodies)
+    assert "Agent" in default and "lookup" in default
+    assert "Agent" not in off and "lookup" in off

@@ -284,11 +284,11 @@ def test_sub_agent_ask_is_clicked_in_the_cell_and_names_the_sub_agent(page, jupy
         first, results = _first_user(body), all_tool_results(body)
         if "SUB" in first:
             if not results:
-                return [tool_use_block("RunPython", {"code": "sub_value = 7 * 6"})]
+                return [{**tool_use_block("RunPython", {"code": "sub_value = 7 * 6"}), "id": "toolu_lab_inner"}]
             return [text_block("sub_value is set.")]
         if not results:
-            return [tool_use_block("Agent", {"description": "set value", "prompt": f"{tags['tag']} SUB set sub_value",
-                                             "subagent_type": "general-purpose"})]
+            return [{**tool_use_block("Agent", {"description": "set value", "prompt": f"{tags['tag']} SUB set sub_value",
+                                                "subagent_type": "general-purpose"}), "id": "toolu_lab_agent"}]
         return [text_block("The sub-agent is done.")]
 
     tag = tags["tag"] = fake_api.script(script)
@@ -299,8 +299,16 @@ def test_sub_agent_ask_is_clicked_in_the_cell_and_names_the_sub_agent(page, jupy
     shown = nb.cell(1).inner_text()
     assert "sub-agent general-purpose: set value asks" in shown
     assert "general-purpose: set value › RunPython" in shown
+    # the sub-agent's card, with its approval, is drawn inside the Agent card, which says a call waits
+    agent_card = nb.cell(1).locator(".jp-toolagent-card-toolu_lab_agent")
+    inner = agent_card.locator(".jp-toolagent-nested .jp-toolagent-card-toolu_lab_inner")
+    assert inner.count() == 1
+    assert inner.locator("button.jupyter-button:has-text('Allow once')").count() == 1
+    assert agent_card.locator('[data-waiting-inside="1"]').count() == 1
     click = nb.click(allow)
     nb.wait_all_done()
+    assert nb.card_status(inner) == "done" and agent_card.locator("[data-waiting-inside]").count() == 0
+    assert "sub_value is set." in agent_card.locator(".jp-toolagent-nested").first.inner_text()
     assert "after: 42" in nb.output_text(2)
     assert "The sub-agent is done." in nb.output_text(1)
     record_latency(latency_log, "sub_agent_allow_once", click.at, nb.decided_at(1))

@@ -5,6 +5,7 @@ deferred tools loaded by ``ToolSearch``."""
 from __future__ import annotations
 
 import pytest
+from bs4 import BeautifulSoup
 
 from lesson_support import ExecutedLesson, execute_lesson
 
@@ -24,6 +25,19 @@ def test_explore_agents_report_and_their_cards_appear(lesson: ExecutedLesson) ->
     shown = lesson.text("explore-run") + lesson.html("explore-run")
     assert "explore: orders" in shown and "explore: customers" in shown
     assert "orders: 1,200 rows" in shown
+
+
+def test_each_explore_agents_cards_and_text_are_nested_in_its_own_agent_card(lesson: ExecutedLesson) -> None:
+    soup = BeautifulSoup(lesson.html("explore-run"), "html.parser")
+    for own, other in (("orders", "customers"), ("customers", "orders")):
+        nested = soup.select_one(f'[data-tool-use-id="toolu_explore_{own}"] > .jp-toolagent-nested')
+        assert nested is not None and nested["data-agent"] == f"explore: {own}"
+        inner = nested.select("[data-tool-use-id]")
+        assert len(inner) == 1 and "row_count" in inner[0].get_text() and inner[0]["data-status"] == "done"
+        text = nested.get_text()
+        assert f"{own} has" in text and f"{other} has" not in text
+    top = [c["data-tool-use-id"] for c in soup.select(".jp-toolagent-run > [data-tool-use-id]")]
+    assert top == ["toolu_explore_orders", "toolu_explore_customers"]  # the inner cards are not at the top
 
 
 def test_sub_runs_are_valid_and_counted(lesson: ExecutedLesson) -> None:
