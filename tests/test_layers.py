@@ -82,10 +82,7 @@ SIBLING_EDGES: dict[str, frozenset[str]] = {**PLUGIN_EDGES, "agent": frozenset({
 UI_LIBRARIES = frozenset({"IPython", "ipywidgets", "ipykernel"})
 UI_USERS = frozenset({"notebook"})
 
-PENDING: frozenset[tuple[str, str]] = frozenset({
-    # The request body moves into the core (issue 16, deliverable 1): done on another branch.
-    ("jupyter_toolagent.core.query", "jupyter_toolagent.models.request"),
-})
+PENDING: frozenset[tuple[str, str]] = frozenset()
 """Known violations being removed, as (importing module, imported module). Each must still
 exist — an exemption that outlives its violation fails `test_no_exemption_outlives_its_violation`."""
 
