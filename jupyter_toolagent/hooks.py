@@ -37,7 +37,8 @@ from .core.hook_types import PostToolUseOutcome, PreToolUseOutcome
 from .errors import ConfigError
 
 if TYPE_CHECKING:
-    from .core.tool import Tool, ToolUseContext
+    from .core.tool import ToolUseContext
+    from .core.tool_call import ToolCall
 
 HookEventName = Literal["PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"]
 HOOK_EVENTS: tuple[HookEventName, ...] = get_args(HookEventName)
@@ -241,14 +242,13 @@ class RegistryHookRunner:
     def _matching(self, event: HookEventName, tool_name: str | None) -> list[HookSpec]:
         return [s for r in self.registries for s in r.matching(event, tool_name)]
 
-    async def pre_tool_use(self, tool: "Tool", input: dict[str, Any], tool_use_id: str,
-                           ctx: "ToolUseContext") -> PreToolUseOutcome:
-        specs = self._matching("PreToolUse", tool.name)
+    async def pre_tool_use(self, call: "ToolCall", ctx: "ToolUseContext") -> PreToolUseOutcome:
+        specs = self._matching("PreToolUse", call.name)
         if not specs:
             return PreToolUseOutcome()
         ran = await self._run_all(specs, ctx, lambda: HookEvent(
-            event="PreToolUse", tool_name=tool.name, tool_input=copy.deepcopy(input), tool_use_id=tool_use_id,
-            session=ctx.session))
+            event="PreToolUse", tool_name=call.name, tool_input=copy.deepcopy(call.observable),
+            tool_use_id=call.tool_use_id, session=ctx.session))
         outcome = PreToolUseOutcome()
         errors = [r.error for r in ran if r.error]
         results = [r.result for r in ran if r.result is not None]
@@ -270,15 +270,15 @@ class RegistryHookRunner:
             outcome.updated_input = replacements[0][1]
         return outcome
 
-    async def post_tool_use(self, tool: "Tool", input: dict[str, Any], tool_use_id: str, result: dict[str, Any],
-                            ctx: "ToolUseContext", *, failed: bool) -> PostToolUseOutcome:
+    async def post_tool_use(self, call: "ToolCall", result: dict[str, Any], ctx: "ToolUseContext", *,
+                            failed: bool) -> PostToolUseOutcome:
         event: HookEventName = "PostToolUseFailure" if failed else "PostToolUse"
-        specs = self._matching(event, tool.name)
+        specs = self._matching(event, call.name)
         if not specs:
             return PostToolUseOutcome()
         ran = await self._run_all(specs, ctx, lambda: HookEvent(
-            event=event, tool_name=tool.name, tool_input=copy.deepcopy(input), tool_use_id=tool_use_id,
-            session=ctx.session, result=copy.deepcopy(result)))
+            event=event, tool_name=call.name, tool_input=copy.deepcopy(call.observable),
+            tool_use_id=call.tool_use_id, session=ctx.session, result=copy.deepcopy(result)))
         return _post_outcome(ran)
 
     async def stop(self, ctx: "ToolUseContext", reason: str) -> PostToolUseOutcome:

@@ -30,7 +30,7 @@ from .permission_types import PermissionDecision, PermissionSubject, RuleSurface
 if TYPE_CHECKING:
     from .events import AgentEvent
     from .hook_types import HookRunner
-    from .permission_types import CanUseTool
+    from .permission_types import CanUseTool, PermissionState
     from .results import ToolOutputStore
 
 Content = str | list[dict[str, Any]]
@@ -236,8 +236,8 @@ class ToolUseContext:
     can_use_tool: "CanUseTool"
     abort: AbortSignal = field(default_factory=AbortSignal)
     messages: list[dict[str, Any]] = field(default_factory=list)
-    permissions: Any = None
-    """The rule engine's state (`permissions.PermissionContext`), opaque to the core."""
+    permissions: "PermissionState | None" = None
+    """The rule engine's state (`permissions.PermissionContext`): to the core, a decision log."""
     hooks: "HookRunner | None" = None
     options: ToolOptions = field(default_factory=ToolOptions)
     outputs: "ToolOutputStore | None" = None
