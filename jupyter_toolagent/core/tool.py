@@ -260,4 +260,15 @@ class ToolUseContext:
     to change a file it has not read, or that changed since, SPEC §10)."""
 
     def replace(self, **changes: Any) -> "ToolUseContext":
-        return dataclasses.replace(self, **changes)
+        """A copy with ``changes`` (fields only). Every tool call makes one or two, so this is
+        a shallow copy rather than `dataclasses.replace`, which re-runs ``__init__`` and was a
+        tenth of the per-call cost; there is no ``__post_init__`` to skip."""
+        unknown = changes.keys() - _CONTEXT_FIELDS
+        if unknown:
+            raise TypeError(f"ToolUseContext has no field(s) {', '.join(sorted(unknown))}")
+        new = copy.copy(self)
+        new.__dict__.update(changes)
+        return new
+
+
+_CONTEXT_FIELDS = frozenset(f.name for f in dataclasses.fields(ToolUseContext))
