@@ -66,7 +66,7 @@ class ScheduledCall:
         """A task cancelled before its first step never reaches ``_run``'s handler: the one
         result is written here instead, so no call is ever left without one."""
         if self.outcome is None:
-            self.finish_with(self._cancel_text or self.interrupted_text(ctx), self._stopped_status(), ctx)
+            self.finish_with(self._cancel_text or self.interrupted_text(ctx), self.stopped_status(), ctx)
 
     async def _run(self, ctx: ToolUseContext) -> None:
         def emit(event: AgentEvent) -> None:
@@ -77,14 +77,15 @@ class ScheduledCall:
         try:
             outcome = await run_tool_use(self.request, ctx.replace(emit=emit), batch=self.batch)
         except asyncio.CancelledError:
-            self.finish_with(self._cancel_text or self.interrupted_text(ctx), self._stopped_status(), ctx)
+            self.finish_with(self._cancel_text or self.interrupted_text(ctx), self.stopped_status(), ctx)
             return
         except Exception as exc:  # a bug in a hook runner or permission engine: still one result
             outcome = ToolCallOutcome(self.id, self.name, error_result(self.id, result_texts.internal_error(self.name, exc)),
                                       "error", started=self.started)
         self._set(outcome, ctx)
 
-    def _stopped_status(self) -> ToolStatus:
+    def stopped_status(self) -> ToolStatus:
+        """The status of a call the run stopped: it may have partly run, or it never started."""
         return "interrupted" if self.started else "cancelled"
 
     def interrupted_text(self, ctx: ToolUseContext) -> str:
@@ -134,4 +135,4 @@ def give_up(calls: Iterable[ScheduledCall], ctx: ToolUseContext) -> None:
             continue
         if call.task is not None and not call.task.done():
             call.task.cancel()
-        call.finish_with(call.interrupted_text(ctx), call._stopped_status(), ctx)
+        call.finish_with(call.interrupted_text(ctx), call.stopped_status(), ctx)
