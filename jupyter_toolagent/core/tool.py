@@ -266,8 +266,8 @@ class ToolUseContext:
         unknown = changes.keys() - _CONTEXT_FIELDS
         if unknown:
             raise TypeError(f"ToolUseContext has no field(s) {', '.join(sorted(unknown))}")
-        new = copy.copy(self)
-        new.__dict__.update(changes)
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__, **changes)
         return new
 
 
