@@ -5,11 +5,11 @@ benchmark use this one to stay independent of the engine."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
 from .events import PermissionAskedEvent
 from .permission_types import Approver, ApprovalRequest, PermissionDecision, how_to_allow
-from .tool import Tool, ToolUseContext
+from .tool import ToolUseContext
 from .tool_call import ToolCall
 
 
