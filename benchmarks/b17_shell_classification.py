@@ -17,7 +17,8 @@ import tempfile
 import time
 
 from jupyter_toolagent.core.tool import ToolOptions, ToolPool, ToolUseContext
-from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, decide
+from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions
+from jupyter_toolagent.permissions.engine import decide_input
 from jupyter_toolagent.permissions.shell import parse as shell_module
 from jupyter_toolagent.permissions.shell import unwrap as shell_unwrap
 from jupyter_toolagent.tools import Bash
@@ -55,7 +56,7 @@ def _decision_seconds(commands: list[str], runs: int) -> list[float]:
         for command in commands:
             shell_module._parse_cached.cache_clear()
             shell_unwrap.unwrap.cache_clear()
-            await decide(bash, {"command": command}, ctx)
+            await decide_input(bash, {"command": command}, ctx)
         return (time.perf_counter() - start) / len(commands)
 
     asyncio.run(one_run())  # warm-up (imports, parser tables)

@@ -87,12 +87,12 @@ class _MinimalHookRunner:
     def __init__(self, hook: Callable[..., Any]) -> None:
         self.hook = hook
 
-    async def pre_tool_use(self, tool: Any, input: dict[str, Any], tool_use_id: str, ctx: Any) -> Any:
+    async def pre_tool_use(self, call: Any, ctx: Any) -> Any:
         from types import SimpleNamespace
 
         from jupyter_toolagent.core.hook_types import PreToolUseOutcome
 
-        event = SimpleNamespace(tool_name=tool.name, tool_input=input, tool_use_id=tool_use_id)
+        event = SimpleNamespace(tool_name=call.name, tool_input=call.observable, tool_use_id=call.tool_use_id)
         result = self.hook(event)
         if asyncio.iscoroutine(result):
             await result

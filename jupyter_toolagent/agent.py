@@ -9,7 +9,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .core.abort import AbortSignal
 from .core.events import AgentEvent, RunFinishedEvent
+from .core.hook_types import HookRunner
 from .core.model import Model
+from .core.permission_types import Approver, CanUseTool
 from .core.session import PermissionMode, RunConfig, RunRecord, Session
 from .core.sync_run import run_to_completion
 from .core.tool import Tool
@@ -55,9 +57,9 @@ class Agent:
         allow: Sequence[str] = (),
         deny: Sequence[str] = (),
         ask: Sequence[str] = (),
-        approver: Any = None,
-        hooks: Any = None,
-        can_use_tool: Any = None,
+        approver: Approver | None = None,
+        hooks: HookRunner | None = None,
+        can_use_tool: CanUseTool | None = None,
         system: str | None = None,
         max_turns: int = 30,
         max_tokens: int = 8192,

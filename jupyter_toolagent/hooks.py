@@ -29,15 +29,16 @@ import copy
 import inspect
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Optional, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Literal, Optional, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, Strict, TypeAdapter, ValidationError
 
 from .core.hook_types import PostToolUseOutcome, PreToolUseOutcome
 from .errors import ConfigError
 
 if TYPE_CHECKING:
-    from .core.tool import Tool, ToolUseContext
+    from .core.tool import ToolUseContext
+    from .core.tool_call import ToolCall
 
 HookEventName = Literal["PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"]
 HOOK_EVENTS: tuple[HookEventName, ...] = get_args(HookEventName)
@@ -81,29 +82,27 @@ class HookEvent:
 @dataclass(kw_only=True)
 class HookResult:
     """What a hook may return (all optional). ``continue_=False`` ends the run after the
-    current batch, with ``stop_reason`` shown to the person."""
+    current batch, with ``stop_reason`` shown to the person.
 
-    decision: Literal["allow", "deny", "ask"] | None = None
-    reason: str = ""
-    updated_input: dict[str, Any] | None = None
-    additional_context: str | None = None
-    system_message: str | None = None
-    continue_: bool = True
-    stop_reason: str = ""
+    One definition serves both ways of answering: a hook may return a `HookResult` or a plain
+    dict with the same field names (``continue`` is accepted for ``continue_``), and both are
+    validated against these fields (`_RESULT`). Constructing one does not validate it, so a
+    mistake such as ``HookResult(decision="dney")`` is reported as that hook's invalid result,
+    naming the hook, instead of escaping from the hook as an exception."""
 
-
-class _ResultModel(BaseModel):
-    """Validation of a returned dict or `HookResult` (unknown keys are errors)."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
+    __pydantic_config__ = ConfigDict(extra="forbid", populate_by_name=True)
 
     decision: Optional[Literal["allow", "deny", "ask"]] = None
-    reason: str = ""
-    updated_input: Optional[dict[str, Any]] = None
-    additional_context: Optional[str] = None
-    system_message: Optional[str] = None
-    continue_: bool = Field(default=True, alias="continue")
-    stop_reason: str = ""
+    reason: Annotated[str, Strict()] = ""
+    updated_input: Optional[Annotated[dict[str, Any], Strict()]] = None
+    additional_context: Optional[Annotated[str, Strict()]] = None
+    system_message: Optional[Annotated[str, Strict()]] = None
+    continue_: Annotated[bool, Strict(), Field(alias="continue")] = True
+    stop_reason: Annotated[str, Strict()] = ""
+
+
+_RESULT: TypeAdapter[HookResult] = TypeAdapter(HookResult)
+"""Validates a returned dict (or a `HookResult`'s fields): unknown keys and wrong types are errors."""
 
 
 @dataclass
@@ -116,8 +115,11 @@ class HookSpec:
     matcher: str | None = None
     timeout: float | None = None
     _pattern: "re.Pattern[str] | None" = field(default=None, repr=False)
+    _is_async: bool = field(default=False, init=False, repr=False, compare=False)
+    """``async def``: awaited on the loop; anything else runs in a worker thread."""
 
     def __post_init__(self) -> None:
+        self._is_async = inspect.iscoroutinefunction(self.func)
         if self.event not in HOOK_EVENTS:
             raise ConfigError(f"unknown hook event {self.event!r}; choose one of: {', '.join(HOOK_EVENTS)}")
         if self.timeout is not None and not self.timeout > 0:
@@ -228,7 +230,7 @@ def agent_hook(event: HookEventName, matcher: str | None = None, *,
 @dataclass
 class _Ran:
     spec: HookSpec
-    result: _ResultModel | None = None
+    result: HookResult | None = None
     error: str | None = None
 
 
@@ -241,15 +243,16 @@ class RegistryHookRunner:
     def _matching(self, event: HookEventName, tool_name: str | None) -> list[HookSpec]:
         return [s for r in self.registries for s in r.matching(event, tool_name)]
 
-    async def pre_tool_use(self, tool: "Tool", input: dict[str, Any], tool_use_id: str,
-                           ctx: "ToolUseContext") -> PreToolUseOutcome:
-        specs = self._matching("PreToolUse", tool.name)
+    async def pre_tool_use(self, call: "ToolCall", ctx: "ToolUseContext") -> PreToolUseOutcome:
+        specs = self._matching("PreToolUse", call.name)
         if not specs:
             return PreToolUseOutcome()
         ran = await self._run_all(specs, ctx, lambda: HookEvent(
-            event="PreToolUse", tool_name=tool.name, tool_input=copy.deepcopy(input), tool_use_id=tool_use_id,
-            session=ctx.session))
+            event="PreToolUse", tool_name=call.name, tool_input=_copy_json(call.observable),
+            tool_use_id=call.tool_use_id, session=ctx.session))
         outcome = PreToolUseOutcome()
+        if all(r.result is None and r.error is None for r in ran):
+            return outcome  # every hook only looked (returned None): the common case
         errors = [r.error for r in ran if r.error]
         results = [r.result for r in ran if r.result is not None]
         _collect_messages(outcome, results)
@@ -270,15 +273,15 @@ class RegistryHookRunner:
             outcome.updated_input = replacements[0][1]
         return outcome
 
-    async def post_tool_use(self, tool: "Tool", input: dict[str, Any], tool_use_id: str, result: dict[str, Any],
-                            ctx: "ToolUseContext", *, failed: bool) -> PostToolUseOutcome:
+    async def post_tool_use(self, call: "ToolCall", result: dict[str, Any], ctx: "ToolUseContext", *,
+                            failed: bool) -> PostToolUseOutcome:
         event: HookEventName = "PostToolUseFailure" if failed else "PostToolUse"
-        specs = self._matching(event, tool.name)
+        specs = self._matching(event, call.name)
         if not specs:
             return PostToolUseOutcome()
         ran = await self._run_all(specs, ctx, lambda: HookEvent(
-            event=event, tool_name=tool.name, tool_input=copy.deepcopy(input), tool_use_id=tool_use_id,
-            session=ctx.session, result=copy.deepcopy(result)))
+            event=event, tool_name=call.name, tool_input=_copy_json(call.observable),
+            tool_use_id=call.tool_use_id, session=ctx.session, result=_copy_json(result)))
         return _post_outcome(ran)
 
     async def stop(self, ctx: "ToolUseContext", reason: str) -> PostToolUseOutcome:
@@ -300,7 +303,7 @@ async def _run_one(spec: HookSpec, event: HookEvent, timeout: float) -> _Ran:
     try:
         # asyncio.timeout, not wait_for: no extra task per hook call on the hot path.
         async with asyncio.timeout(timeout):
-            if inspect.iscoroutinefunction(spec.func):
+            if spec._is_async:
                 value = await spec.func(event)
             else:
                 value = await asyncio.to_thread(spec.func, event)
@@ -316,29 +319,43 @@ async def _run_one(spec: HookSpec, event: HookEvent, timeout: float) -> _Ran:
         return _Ran(spec, error=f"hook {spec.name} ({spec.event}) returned an invalid result: {_problems(exc)}")
 
 
-def _validate(value: Any) -> _ResultModel | None:
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _copy_json(value: Any) -> Any:
+    """A deep copy of JSON data (what observable inputs and tool results are), several times
+    faster than `copy.deepcopy` on the per-call path; anything else is deep-copied."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _copy_json(v) for k, v in value.items()}
+    if kind is list:
+        return [_copy_json(v) for v in value]
+    if kind in _JSON_SCALARS:
+        return value
+    return copy.deepcopy(value)
+
+
+def _validate(value: Any) -> HookResult | None:
     if value is None:
         return None
     if isinstance(value, HookResult):
         value = {**vars(value)}
-    elif isinstance(value, _ResultModel):
-        return value
     elif not isinstance(value, dict):
         raise TypeError(f"expected None, a HookResult or a dict, got {type(value).__name__}")
-    return _ResultModel.model_validate(value)
+    return _RESULT.validate_python(value)
 
 
 def _problems(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         return "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or '(result)'}: "
-            + ("unknown field" if e["type"] == "extra_forbidden" else e["msg"])
+            + ("unknown field" if e["type"] in ("extra_forbidden", "unexpected_keyword_argument") else e["msg"])
             for e in exc.errors(include_url=False)
         )
     return str(exc)
 
 
-def _collect_messages(outcome: PreToolUseOutcome | PostToolUseOutcome, results: list[_ResultModel]) -> None:
+def _collect_messages(outcome: PreToolUseOutcome | PostToolUseOutcome, results: list[HookResult]) -> None:
     for r in results:
         if r.additional_context:
             outcome.additional_context.append(r.additional_context)

@@ -14,9 +14,10 @@ from typing import Any
 
 from ..core.deferred_tools import TOOL_SEARCH_NAME, DeferredTools
 from ..core.events import AgentEvent, SubagentEvent, TextDeltaEvent
-from ..core.permission_types import PermissionDecision
+from ..core.permission_types import CanUseTool, PermissionDecision
 from ..core.session import RunConfig, RunRecord, Session
 from ..core.tool import Progress, ToolPool, ToolUseContext
+from ..core.tool_call import ToolCall
 from .definitions import AGENT_TOOL_NAME, SubagentDefinition
 
 MAX_DEPTH = 2
@@ -66,12 +67,12 @@ def depth_of(ctx: ToolUseContext) -> int:
 class _LabelledPermissions:
     """The parent's permission callable; a denial says which sub-agent's call it was."""
 
-    def __init__(self, inner: Any, label: str) -> None:
+    def __init__(self, inner: CanUseTool, label: str) -> None:
         self.inner, self.label = inner, label
 
-    async def __call__(self, tool: Any, input: dict[str, Any], ctx: ToolUseContext, *, tool_use_id: str,
+    async def __call__(self, call: ToolCall, ctx: ToolUseContext, *,
                        hook_decision: PermissionDecision | None = None) -> PermissionDecision:
-        decision = await self.inner(tool, input, ctx, tool_use_id=tool_use_id, hook_decision=hook_decision)
+        decision = await self.inner(call, ctx, hook_decision=hook_decision)
         if decision.behavior == "deny":
             decision = replace(decision, message=f"{decision.message} (call made by sub-agent {self.label})")
         return decision

@@ -71,6 +71,8 @@ class _ProxyStream(io.TextIOBase):
 
 
 def _install() -> None:
+    if isinstance(sys.stdout, _ProxyStream) and isinstance(sys.stderr, _ProxyStream):
+        return  # already in place (every call checks: a kernel may replace the streams per cell)
     with _install_lock:
         if not isinstance(sys.stdout, _ProxyStream):
             sys.stdout = _ProxyStream(sys.stdout, "stdout")  # type: ignore[assignment]

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from .tool import Tool, ToolUseContext
+    from .tool import ToolUseContext
+    from .tool_call import ToolCall
 
 
 @dataclass
@@ -41,19 +42,13 @@ class PostToolUseOutcome:
 
 
 class HookRunner(Protocol):
-    async def pre_tool_use(
-        self, tool: "Tool", input: dict[str, Any], tool_use_id: str, ctx: "ToolUseContext"
-    ) -> PreToolUseOutcome: ...
+    """Runs the hooks that match one call. The call is the typed `ToolCall` the permission
+    check also receives: hooks see its ``observable`` input and never a re-parsed one."""
+
+    async def pre_tool_use(self, call: "ToolCall", ctx: "ToolUseContext") -> PreToolUseOutcome: ...
 
     async def post_tool_use(
-        self,
-        tool: "Tool",
-        input: dict[str, Any],
-        tool_use_id: str,
-        result: dict[str, Any],
-        ctx: "ToolUseContext",
-        *,
-        failed: bool,
+        self, call: "ToolCall", result: dict[str, Any], ctx: "ToolUseContext", *, failed: bool
     ) -> PostToolUseOutcome: ...
 
     async def stop(self, ctx: "ToolUseContext", reason: str) -> PostToolUseOutcome: ...

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Literal, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Awaitable, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from .tool import Tool, ToolUseContext
+    from .tool import ToolUseContext
+    from .tool_call import ToolCall
 
 Behavior = Literal["allow", "deny", "ask", "passthrough"]
 
@@ -106,20 +108,29 @@ class PermissionDecision:
 class CanUseTool(Protocol):
     """The core's single permission entry point.
 
-    Called after PreToolUse hooks with the observable input and the hooks' combined decision
-    (or ``None``). Must return ``allow`` or ``deny``; asks are resolved inside (by the approval
-    UI or by policy). The default implementation is the rule engine of `permissions`.
+    Called after PreToolUse hooks with the typed call (its parsed input and its observable
+    input, read once) and the hooks' combined proposal (allow or ask, or ``None``: a hook deny
+    is final and never reaches here). Must return ``allow`` or ``deny``; asks are resolved
+    inside (by the approval UI or by policy). The default implementation is the rule engine of
+    `permissions`.
     """
 
     def __call__(
-        self,
-        tool: "Tool",
-        input: dict[str, Any],
-        ctx: "ToolUseContext",
-        *,
-        tool_use_id: str,
-        hook_decision: PermissionDecision | None,
+        self, call: "ToolCall", ctx: "ToolUseContext", *, hook_decision: PermissionDecision | None
     ) -> Awaitable[PermissionDecision]: ...
+
+
+@runtime_checkable
+class PermissionState(Protocol):
+    """The session's permission state as the core sees it (``ToolUseContext.permissions``):
+    the working directory its rules are anchored at, and the decision log. The rules themselves
+    are the permission engine's business; the core only records decisions it makes without the
+    engine (a PreToolUse hook's deny), so the log holds every decision of the session."""
+
+    @property
+    def cwd(self) -> Path: ...
+
+    def record_decision(self, call: "ToolCall", decision: PermissionDecision) -> Any: ...
 
 
 @dataclass

@@ -38,20 +38,17 @@ from .events import (
     RunFinishReason,
     TextDeltaEvent,
     ThinkingDeltaEvent,
-    ToolFinishedEvent,
-    ToolQueuedEvent,
-    ToolStatus,
 )
 from .pairing import normalize_messages_for_api, repair_pairing
 from .refusal import refusal_notice, withhold_refused_exchange
 from .request_body import build_request_body
-from .results import enforce_message_budget, error_result
+from .results import enforce_message_budget
 from .run_tool_use import ToolCallOutcome
-from .scheduling import run_tools
+from .scheduler import ToolScheduler
+from .scheduling import AfterStreamScheduler
 from .streaming_executor import StreamingToolExecutor
 from .system_prompt import build_system_prompt
 from .tool import ToolUseContext
-from .truncated_input import truncated_input_text
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -91,13 +88,15 @@ async def _events_until_abort(stream: AsyncIterator[dict[str, Any]], abort: Abor
 
 
 class _Turn:
-    """One model request and the tool calls of its response."""
+    """One model request and the tool calls of its response.
+
+    Each finished tool_use block goes to the turn's scheduler — while streaming or after the
+    stream, chosen once here — and the turn never asks which one it has."""
 
     def __init__(self, ctx: ToolUseContext, *, streaming: bool) -> None:
         self.ctx = ctx
         self.acc = MessageAccumulator()
-        self.executor = StreamingToolExecutor(ctx) if streaming else None
-        self.done_blocks: list[BlockDone] = []
+        self.scheduler: ToolScheduler = StreamingToolExecutor(ctx) if streaming else AfterStreamScheduler(ctx)
         self.failure: ModelAPIError | None = None
 
     async def stream(self, model: Any, body: dict[str, Any], emit: Emit) -> None:
@@ -108,65 +107,31 @@ class _Turn:
                 elif isinstance(item, ThinkingDelta):
                     emit(ThinkingDeltaEvent(thinking=item.thinking, block_index=item.index))
                 elif isinstance(item, BlockDone) and item.block.get("type") == "tool_use":
-                    self.done_blocks.append(item)
-                    if self.executor is not None:
-                        if item.truncated:
-                            self.executor.add_truncated(item.block, item.truncated)
-                        else:
-                            self.executor.add(item.block)
+                    self._schedule(item)
+
+    def _schedule(self, done: BlockDone) -> None:
+        if done.truncated:
+            self.scheduler.add_truncated(done.block, done.truncated)
+        else:
+            self.scheduler.add(done.block)
 
     def add_cut_blocks(self) -> None:
         """tool_use blocks whose ``content_block_stop`` never came: kept, with an error result
         saying their input was cut off (never run), whether or not the stream then ended normally."""
         for done in self.acc.cut_tool_uses():
             assert done.truncated is not None
-            self.done_blocks.append(done)
-            if self.executor is not None:
-                self.executor.add_truncated(done.block, done.truncated)
+            self._schedule(done)
 
     async def run_tools(self) -> list[ToolCallOutcome]:
-        if self.executor is not None:
-            if self.failure is not None:
-                self.executor.discard_unstarted(
-                    f"Not run: the response stream failed ({self.failure.error_type or 'error'}) before this call "
-                    "started. It did not run.")
-            return await self.executor.finish()
         if self.failure is not None:
-            return [self._decided(d, truncated_input_text(d.block.get("name", ""), d.truncated), "invalid")
-                    if d.truncated else self._decided(d, "Not run: the response stream failed before this call "
-                                                         "started. It did not run.", "cancelled")
-                    for d in self.done_blocks]
-        complete = [d.block for d in self.done_blocks if not d.truncated]
-        ran = iter((await run_tools(complete, self.ctx)).outcomes if complete else [])
-        return [
-            self._decided(d, truncated_input_text(d.block.get("name", ""), d.truncated), "invalid")
-            if d.truncated else next(ran)
-            for d in self.done_blocks
-        ]
-
-    def _decided(self, done: BlockDone, text: str, status: ToolStatus) -> ToolCallOutcome:
-        """A result decided without running the call, shown like any other call."""
-        bid, name = done.block["id"], done.block.get("name", "")
-        self.ctx.emit(ToolQueuedEvent(tool_use_id=bid, name=name, input=done.block.get("input") or {}))
-        outcome = ToolCallOutcome(bid, name, error_result(bid, text), status)
-        self.ctx.emit(ToolFinishedEvent(tool_use_id=bid, name=name, status=status, result=outcome.result))
-        return outcome
+            self.scheduler.stream_failed(self.failure.error_type)
+        return await self.scheduler.finish()
 
     async def settle_after_interrupt(self) -> list[ToolCallOutcome]:
-        """The consuming task was cancelled: ``block`` tools are allowed to finish (SPEC §4.3),
-        ``cancel`` tools were cancelled by the abort. A second interrupt gives up waiting."""
-        if self.executor is None:
-            return self.abandon()
-        try:
-            return await asyncio.shield(self.executor.finish())
-        except asyncio.CancelledError:
-            return self.abandon()
+        return await self.scheduler.settle_after_interrupt()
 
     def abandon(self) -> list[ToolCallOutcome]:
-        if self.executor is not None:
-            return self.executor.abandon()
-        return [self._decided(d, "Not run: the run was interrupted before this call started.", "cancelled")
-                for d in self.done_blocks]
+        return self.scheduler.abandon()
 
     def assistant_message(self) -> dict[str, Any]:
         return self.acc.assistant_message()

@@ -24,8 +24,10 @@ from .events import (
 )
 from .hook_types import PreToolUseOutcome
 from .permission_types import PermissionDecision
+from . import result_texts
 from .results import error_result, package_result, truncate_middle
 from .tool import ContextModifier, Progress, Tool, ToolResult, ToolUseContext
+from .tool_call import ToolCall, ToolUseRequest, observable_input
 from .validation import InputSchemaError, describe_validation_error
 
 MAX_ERROR_CHARS = 10_000
@@ -52,24 +54,23 @@ class ToolCallOutcome:
         return bool(self.result.get("is_error"))
 
 
-def parse_input(tool: Tool, raw: Any) -> BaseModel:
-    """Validate raw tool input against the tool's schema (raises ValidationError or
-    InputSchemaError)."""
-    return tool.parse_input(raw)
+def _fail(request: ToolUseRequest, name: str, text: str, status: ToolStatus = "error", **kw: Any) -> ToolCallOutcome:
+    return ToolCallOutcome(request.id, name, error_result(request.id, text), status, **kw)
 
 
-def _fail(block: dict[str, Any], name: str, text: str, status: ToolStatus = "error", **kw: Any) -> ToolCallOutcome:
-    return ToolCallOutcome(block["id"], name, error_result(block["id"], text), status, **kw)
-
-
-async def run_tool_use(block: dict[str, Any], ctx: ToolUseContext, *, batch: int | None = None) -> ToolCallOutcome:
+async def run_tool_use(block: "dict[str, Any] | ToolUseRequest", ctx: ToolUseContext, *,
+                       batch: int | None = None) -> ToolCallOutcome:
     """Run one ``tool_use`` block through lookup, checks, hooks, permission, call, packaging,
     then secret scrubbing (stage 10): whatever a stage wrote, the outcome that leaves here —
     the one thing the transcript, the events and the next request are made from — holds no
     run of a protected value. A call's own output is scrubbed once, in `_call`, before it is
     packaged (packaging keeps an oversized output whole in the session, and PostToolUse hooks
-    see the packaged result); the text of an early exit and hook context are scrubbed here."""
-    outcome = await _run_stages(block, ctx, batch)
+    see the packaged result); the text of an early exit and hook context are scrubbed here.
+
+    ``block`` is the raw block or the `ToolUseRequest` a scheduler already read (then its input
+    is not parsed again)."""
+    request = block.for_context(ctx) if isinstance(block, ToolUseRequest) else ToolUseRequest(block, ctx)
+    outcome = await _run_stages(request, ctx, batch)
     if not outcome.started:  # an early exit's text quotes hooks, rules, the input
         outcome.result = ctx.scrubber.scrub_result(outcome.result)
     if outcome.additional_context:
@@ -78,101 +79,100 @@ async def run_tool_use(block: dict[str, Any], ctx: ToolUseContext, *, batch: int
     return outcome
 
 
-async def _run_stages(block: dict[str, Any], ctx: ToolUseContext, batch: int | None) -> ToolCallOutcome:
-    tool_use_id: str = block["id"]
-    requested = block.get("name", "")
+async def _run_stages(request: ToolUseRequest, ctx: ToolUseContext, batch: int | None) -> ToolCallOutcome:
+    requested = request.name
 
     # 1. Lookup (aliases accepted).
-    tool = ctx.tools.find(requested)
-    if tool is None and ctx.deferred and requested in ctx.deferred.unloaded:
-        return _fail(block, requested, ctx.deferred.hint(requested), "invalid")
+    tool = request.tool
     if tool is None:
-        return _fail(
-            block,
-            requested,
-            f"Error: no tool named {requested!r} is available in this session. "
-            "Use only the tools listed in your tool definitions.",
-            "invalid",
-        )
+        if ctx.deferred and requested in ctx.deferred.unloaded:
+            return _fail(request, requested, ctx.deferred.hint(requested), "invalid")
+        return _fail(request, requested, result_texts.unknown_tool(requested), "invalid")
     name = tool.name
 
     # 2. Abort check.
     if ctx.abort.aborted:
-        return _fail(
-            block, name, f"Cancelled: the run was stopped ({ctx.abort.reason}) before {name} ran. It did not run.",
-            "cancelled",
-        )
+        return _fail(request, name, result_texts.cancelled_before_run(name, ctx.abort.reason), "cancelled")
 
-    # 3. Schema validation.
-    try:
-        parsed = parse_input(tool, block.get("input"))
-    except ValidationError as exc:
-        return _fail(block, name, describe_validation_error(name, exc, tool.input_model), "invalid")
-    except InputSchemaError as exc:
-        return _fail(block, name, exc.describe(name), "invalid")
+    # 3. Schema validation (done once, when the request was read).
+    if request.parsed is None:
+        return _fail(request, name, _schema_problem(tool, request.error), "invalid")
 
     # 4. Semantic validation.
-    problem = await _semantic_problem(tool, parsed, ctx)
+    problem = await _semantic_problem(tool, request.parsed, ctx)
     if problem:
-        return _fail(block, name, f"InputValidationError: {problem}", "invalid")
+        return _fail(request, name, result_texts.semantic_problem(problem), "invalid")
 
-    # 5. Observable input: hooks and permissions see a copy with derived fields.
-    observable = _observable(tool, parsed, ctx)
+    # 5. The typed call: hooks and permissions see its observable input (derived fields).
+    call = ToolCall(tool, request.id, request.parsed, observable_input(tool, request.parsed, ctx))
 
     # 6. PreToolUse hooks.
-    hook = PreToolUseOutcome()
+    hook = _NO_HOOK
     if ctx.hooks is not None:
-        hook = await ctx.hooks.pre_tool_use(tool, dict(observable), tool_use_id, ctx)
+        hook = await ctx.hooks.pre_tool_use(call, ctx)
         for msg in hook.system_messages:
             ctx.emit(NoticeEvent(text=msg))
         if hook.error:
-            return _fail(block, name, f"Hook error: {hook.error}. {name} did not run.", stop_run=hook.stop,
+            return _fail(request, name, result_texts.hook_error(name, hook.error), stop_run=hook.stop,
                          stop_reason=hook.stop_reason)
-        if hook.decision == "deny":  # final: no permission policy can turn it into an allow
-            text = hook.reason or f"A PreToolUse hook denied this {name} call."
-            _decided(ctx, tool_use_id, name, PermissionDecision.deny(text, "hook"))
-            _record_hook_denial(ctx, tool_use_id, name, observable, text)
-            return _fail(block, name, text, "denied", stop_run=hook.stop, stop_reason=hook.stop_reason)
+        if hook.decision == "deny":
+            # Final, and decided here only: no permission policy is asked, so none can turn
+            # it into an allow; the session's decision log still records it.
+            denial = PermissionDecision.deny(hook.reason or result_texts.hook_denied(name), "hook")
+            _decided(ctx, call, denial)
+            if ctx.permissions is not None:
+                ctx.permissions.record_decision(call, denial)
+            return _fail(request, name, denial.message, "denied", stop_run=hook.stop, stop_reason=hook.stop_reason)
         if hook.updated_input is not None:
-            replaced = await _replace_input(tool, hook.updated_input, ctx, "A hook supplied")
+            replaced = await _replace_input(call, hook.updated_input, ctx, "A hook supplied")
             if isinstance(replaced, str):
-                return _fail(block, name, replaced, "invalid")
-            parsed = replaced
-            observable = _observable(tool, parsed, ctx)
+                return _fail(request, name, replaced, "invalid")
+            call = replaced
     hook_decision = (
         PermissionDecision(hook.decision, message=hook.reason, decided_by="hook") if hook.decision else None
     )
 
     # 7. Permission decision: only allow reaches the call.
-    decision = await ctx.can_use_tool(tool, dict(observable), ctx, tool_use_id=tool_use_id, hook_decision=hook_decision)
-    _decided(ctx, tool_use_id, name, decision)
+    decision = await ctx.can_use_tool(call, ctx, hook_decision=hook_decision)
+    _decided(ctx, call, decision)
     if decision.behavior != "allow":
-        text = decision.message or f"Permission to use {name} was denied."
-        return _fail(block, name, text, "denied", stop_run=hook.stop, stop_reason=hook.stop_reason)
+        text = decision.message or result_texts.permission_denied(name)
+        return _fail(request, name, text, "denied", stop_run=hook.stop, stop_reason=hook.stop_reason)
+    parsed = call.input
     if decision.updated_input is not None:
-        replaced = await _replace_input(tool, decision.updated_input, ctx, "The approval supplied")
-        if isinstance(replaced, str):
-            return _fail(block, name, replaced, "invalid")
-        parsed = replaced
+        approved = await _replace_input(call, decision.updated_input, ctx, "The approval supplied")
+        if isinstance(approved, str):
+            return _fail(request, name, approved, "invalid")
+        parsed = approved.input
 
     # 8. Call, with progress and captured prints.
-    outcome = await _call(tool, parsed, block, ctx.replace(decision=decision), batch)
+    outcome = await _call(tool, parsed, request.id, ctx.replace(decision=decision), batch)
     outcome.stop_run = outcome.stop_run or hook.stop
     outcome.stop_reason = outcome.stop_reason or hook.stop_reason
     if hook.additional_context:
         outcome.additional_context.extend(hook.additional_context)
 
-    # 9. Post hooks (the result is already packaged).
+    # 9. Post hooks (the result is already packaged; they see the call hooks and rules saw).
     if ctx.hooks is not None:
-        post = await ctx.hooks.post_tool_use(
-            tool, dict(observable), tool_use_id, outcome.result, ctx, failed=outcome.is_error
-        )
+        post = await ctx.hooks.post_tool_use(call, outcome.result, ctx, failed=outcome.is_error)
         for msg in post.system_messages:
             ctx.emit(NoticeEvent(text=msg))
         outcome.additional_context.extend(post.additional_context)
         if post.stop:
             outcome.stop_run, outcome.stop_reason = True, post.stop_reason or outcome.stop_reason
     return outcome
+
+
+_NO_HOOK = PreToolUseOutcome()
+"""No hooks ran (never mutated: a run with hooks gets its own outcome from the runner)."""
+
+
+def _schema_problem(tool: Tool, error: ValidationError | InputSchemaError | None) -> str:
+    if isinstance(error, ValidationError):
+        return describe_validation_error(tool.name, error, tool.input_model)
+    if isinstance(error, InputSchemaError):
+        return error.describe(tool.name)
+    return f"the input of {tool.name} could not be read"
 
 
 async def _semantic_problem(tool: Tool, parsed: BaseModel, ctx: ToolUseContext) -> str | None:
@@ -182,38 +182,24 @@ async def _semantic_problem(tool: Tool, parsed: BaseModel, ctx: ToolUseContext) 
         return f"the input could not be checked ({type(exc).__name__}: {exc})"
 
 
-def _observable(tool: Tool, parsed: BaseModel, ctx: ToolUseContext) -> dict[str, Any]:
-    try:
-        return tool.observable_input(parsed, ctx)
-    except Exception:
-        return parsed.model_dump(mode="json")
-
-
-async def _replace_input(tool: Tool, raw: dict[str, Any], ctx: ToolUseContext, who: str) -> BaseModel | str:
+async def _replace_input(call: ToolCall, raw: dict[str, Any], ctx: ToolUseContext, who: str) -> ToolCall | str:
     """Input replaced by a hook or an approval goes through the same checks as the model's."""
+    tool = call.tool
     try:
-        parsed = parse_input(tool, raw)
+        parsed = tool.parse_input(raw)
     except ValidationError as exc:
-        return f"{who} invalid input: " + describe_validation_error(tool.name, exc, tool.input_model)
+        return result_texts.invalid_replacement(who, describe_validation_error(tool.name, exc, tool.input_model))
     except InputSchemaError as exc:
-        return f"{who} invalid input: " + exc.describe(tool.name)
+        return result_texts.invalid_replacement(who, exc.describe(tool.name))
     problem = await _semantic_problem(tool, parsed, ctx)
-    return f"{who} input that fails its check: {problem}" if problem else parsed
+    return result_texts.replacement_problem(who, problem) if problem else call.with_input(parsed, ctx)
 
 
-def _record_hook_denial(ctx: ToolUseContext, tool_use_id: str, name: str, observable: dict[str, Any],
-                        text: str) -> None:
-    """The permission engine never sees a call a hook denied; the session's decision log must."""
-    record = getattr(ctx.permissions, "record", None)
-    if record is not None:
-        record(name, tool_use_id, observable, "deny", "hook", message=text)
-
-
-def _decided(ctx: ToolUseContext, tool_use_id: str, name: str, decision: PermissionDecision) -> None:
+def _decided(ctx: ToolUseContext, call: ToolCall, decision: PermissionDecision) -> None:
     ctx.emit(
         PermissionDecidedEvent(
-            tool_use_id=tool_use_id,
-            name=name,
+            tool_use_id=call.tool_use_id,
+            name=call.name,
             behavior="allow" if decision.behavior == "allow" else "deny",
             decided_by=decision.decided_by or "policy",
             message=decision.message,
@@ -222,9 +208,8 @@ def _decided(ctx: ToolUseContext, tool_use_id: str, name: str, decision: Permiss
     )
 
 
-async def _call(tool: Tool, parsed: BaseModel, block: dict[str, Any], ctx: ToolUseContext,
+async def _call(tool: Tool, parsed: BaseModel, tool_use_id: str, ctx: ToolUseContext,
                 batch: int | None) -> ToolCallOutcome:
-    tool_use_id = block["id"]
 
     def report(message: str, output: str, fraction: float | None) -> None:
         scrub = ctx.scrubber.scrub

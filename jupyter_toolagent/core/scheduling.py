@@ -13,10 +13,11 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .events import ToolQueuedEvent
 from .run_tool_use import ToolCallOutcome
+from .scheduled_call import ScheduledCall, interrupt, max_tool_use_concurrency
+from .scheduler import ToolScheduler
 from .tool import ToolUseContext
-from .tool_call import ToolCall, is_concurrency_safe_call, max_tool_use_concurrency
+from .tool_call import ToolUseRequest
 
 
 @dataclass
@@ -31,17 +32,46 @@ class Batch:
         return [b["id"] for b in self.blocks]
 
 
-def partition_tool_calls(blocks: Sequence[dict[str, Any]], ctx: ToolUseContext) -> list[Batch]:
+def partition(requests: Sequence[ToolUseRequest]) -> list[Batch]:
     """Consecutive concurrency-safe calls share a batch; any other call is a batch of its own."""
     batches: list[Batch] = []
-    for position, block in enumerate(blocks):
-        safe = is_concurrency_safe_call(block, ctx)
+    for position, request in enumerate(requests):
+        safe = request.concurrency_safe()
         if safe and batches and batches[-1].concurrency_safe:
-            batches[-1].blocks.append(block)
+            batches[-1].blocks.append(request.block)
             batches[-1].positions.append(position)
         else:
-            batches.append(Batch(safe, [block], [position]))
+            batches.append(Batch(safe, [request.block], [position]))
     return batches
+
+
+def partition_tool_calls(blocks: Sequence[dict[str, Any]], ctx: ToolUseContext) -> list[Batch]:
+    """`partition` of raw blocks (each read once here)."""
+    return partition([ToolUseRequest(b, ctx) for b in blocks])
+
+
+class AfterStreamScheduler(ToolScheduler):
+    """Collects the message's blocks while it streams; runs them batch by batch at `finish`."""
+
+    async def finish(self) -> list[ToolCallOutcome]:
+        self._announce_pending()
+        runnable = [(p, c) for p, c in enumerate(self._calls) if not c.done and not self._is_cut(p)]
+        cap = max_tool_use_concurrency()
+        for index, batch in enumerate(partition([c.request for _, c in runnable])):
+            group = [runnable[p][1] for p in batch.positions]
+            for call in group:
+                call.batch = index
+            await _run_concurrently(group, self._ctx, cap if batch.concurrency_safe else 1)
+            for call in group:  # modifiers after the whole batch, in original block order
+                assert call.outcome is not None
+                if call.outcome.context_modifier is not None:
+                    self._ctx = call.outcome.context_modifier(self._ctx)
+        return self._outcomes()
+
+    async def settle_after_interrupt(self) -> list[ToolCallOutcome]:
+        """The batches were being run by the task now cancelled; they cannot be resumed, so every
+        call gets its result now (finished calls keep theirs)."""
+        return self.abandon()
 
 
 @dataclass
@@ -53,30 +83,24 @@ class RunToolsResult:
 
 
 async def run_tools(blocks: Sequence[dict[str, Any]], ctx: ToolUseContext) -> RunToolsResult:
-    """Run an assistant message's tool_use blocks after the stream, batch by batch."""
-    calls = [ToolCall(b) for b in blocks]
-    for b in blocks:
-        ctx.emit(ToolQueuedEvent(tool_use_id=b["id"], name=b.get("name", ""), input=b.get("input") or {}))
-    cap = max_tool_use_concurrency()
-    for index, batch in enumerate(partition_tool_calls(blocks, ctx)):
-        group = [calls[p] for p in batch.positions]
-        for call in group:
-            call.batch = index
-        await _run_concurrently(group, ctx, cap if batch.concurrency_safe else 1)
-        for call in group:  # modifiers after the whole batch, in original block order
-            assert call.outcome is not None
-            if call.outcome.context_modifier is not None:
-                ctx = call.outcome.context_modifier(ctx)
-    return RunToolsResult([c.outcome for c in calls], ctx)  # type: ignore[misc]
+    """Run an assistant message's (complete) tool_use blocks after the stream, batch by batch."""
+    scheduler = AfterStreamScheduler(ctx)
+    for block in blocks:
+        scheduler.add(block)
+    outcomes = await scheduler.finish()
+    return RunToolsResult(outcomes, scheduler.context)
 
 
-async def _run_concurrently(group: list[ToolCall], ctx: ToolUseContext, cap: int) -> None:
+async def _run_concurrently(group: list[ScheduledCall], ctx: ToolUseContext, cap: int) -> None:
     semaphore = asyncio.Semaphore(cap)
 
-    async def limited(call: ToolCall) -> None:
+    async def limited(call: ScheduledCall) -> None:
         async with semaphore:
             await call.start(ctx)
 
+    if len(group) == 1 and not ctx.abort.aborted:  # the common serial case: no watcher task
+        await _run_alone(group[0], ctx)
+        return
     tasks = [asyncio.ensure_future(limited(c)) for c in group]
     abort_wait: asyncio.Future[None] | None = asyncio.ensure_future(ctx.abort.wait())
     pending: set[asyncio.Future[Any]] = set(tasks)
@@ -87,7 +111,7 @@ async def _run_concurrently(group: list[ToolCall], ctx: ToolUseContext, cap: int
             pending -= done
             if abort_wait is not None and abort_wait in done:
                 abort_wait = None  # fired once: do not wait on it again (it would spin)
-                _interrupt(group, ctx)
+                interrupt(group)
     finally:
         if abort_wait is not None:
             abort_wait.cancel()
@@ -101,10 +125,19 @@ async def _run_concurrently(group: list[ToolCall], ctx: ToolUseContext, cap: int
             call.finish_with(call.interrupted_text(ctx), "cancelled", ctx)
 
 
-def _interrupt(group: list[ToolCall], ctx: ToolUseContext) -> None:
-    """On abort: ``cancel`` tools are cancelled, ``block`` tools finish."""
-    for call in group:
-        if call.done:
-            continue
-        if not call.started or call.interrupt_behavior(ctx) == "cancel":
-            call.cancel()
+async def _run_alone(call: ScheduledCall, ctx: ToolUseContext) -> None:
+    """One call, watched for an abort like a batch (SPEC §4.3), without a semaphore."""
+    task = call.start(ctx)
+    abort_wait = asyncio.ensure_future(ctx.abort.wait())
+    try:
+        done, _ = await asyncio.wait({task, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+        if task not in done:
+            interrupt([call])
+            await asyncio.gather(task, return_exceptions=True)
+    finally:
+        abort_wait.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if not call.done:
+        call.finish_with(call.interrupted_text(ctx), "cancelled", ctx)

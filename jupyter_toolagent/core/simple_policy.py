@@ -5,12 +5,12 @@ benchmark use this one to stay independent of the engine."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
 from .events import PermissionAskedEvent
 from .permission_types import Approver, ApprovalRequest, PermissionDecision, how_to_allow
-from .run_tool_use import parse_input
-from .tool import Tool, ToolUseContext
+from .tool import ToolUseContext
+from .tool_call import ToolCall
 
 
 class SimplePolicy:
@@ -21,15 +21,15 @@ class SimplePolicy:
         self.decisions: list[tuple[str, str, str]] = []
 
     async def __call__(
-        self, tool: Tool, input: dict[str, Any], ctx: ToolUseContext, *, tool_use_id: str,
-        hook_decision: PermissionDecision | None,
+        self, call: ToolCall, ctx: ToolUseContext, *, hook_decision: PermissionDecision | None = None,
     ) -> PermissionDecision:
-        decision = await self._decide(tool, input, ctx, tool_use_id, hook_decision)
-        self.decisions.append((tool_use_id, decision.behavior, decision.decided_by))
+        decision = await self._decide(call, ctx, hook_decision)
+        self.decisions.append((call.tool_use_id, decision.behavior, decision.decided_by))
         return decision
 
-    async def _decide(self, tool: Tool, input: dict[str, Any], ctx: ToolUseContext, tool_use_id: str,
+    async def _decide(self, call: ToolCall, ctx: ToolUseContext,
                       hook_decision: PermissionDecision | None) -> PermissionDecision:
+        tool, input, tool_use_id = call.tool, call.observable, call.tool_use_id
         if tool.name in self.deny:
             return PermissionDecision.deny(f"Permission to use {tool.name} was denied by the rule {tool.name!r}.", "rule",
                                            rule=tool.name)
@@ -38,7 +38,7 @@ class SimplePolicy:
         if tool.name in self.allow:
             return PermissionDecision.allow("rule", rule=tool.name)
         try:
-            read_only = tool.is_read_only(parse_input(tool, input))
+            read_only = tool.is_read_only(call.input)
         except Exception:
             read_only = False
         if read_only and (hook_decision is None or hook_decision.behavior != "ask"):

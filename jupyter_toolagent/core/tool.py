@@ -30,7 +30,7 @@ from .permission_types import PermissionDecision, PermissionSubject, RuleSurface
 if TYPE_CHECKING:
     from .events import AgentEvent
     from .hook_types import HookRunner
-    from .permission_types import CanUseTool
+    from .permission_types import CanUseTool, PermissionState
     from .results import ToolOutputStore
     from .session import Session
 
@@ -250,8 +250,8 @@ class ToolUseContext:
     can_use_tool: "CanUseTool"
     abort: AbortSignal = field(default_factory=AbortSignal)
     messages: list[dict[str, Any]] = field(default_factory=list)
-    permissions: Any = None
-    """The rule engine's state (`permissions.PermissionContext`), opaque to the core."""
+    permissions: "PermissionState | None" = None
+    """The rule engine's state (`permissions.PermissionContext`): to the core, a decision log."""
     hooks: "HookRunner | None" = None
     options: ToolOptions = field(default_factory=ToolOptions)
     outputs: "ToolOutputStore | None" = None
@@ -275,4 +275,15 @@ class ToolUseContext:
     to change a file it has not read, or that changed since, SPEC §10)."""
 
     def replace(self, **changes: Any) -> "ToolUseContext":
-        return dataclasses.replace(self, **changes)
+        """A copy with ``changes`` (fields only). Every tool call makes one or two, so this is
+        a shallow copy rather than `dataclasses.replace`, which re-runs ``__init__`` and was a
+        tenth of the per-call cost; there is no ``__post_init__`` to skip."""
+        unknown = changes.keys() - _CONTEXT_FIELDS
+        if unknown:
+            raise TypeError(f"ToolUseContext has no field(s) {', '.join(sorted(unknown))}")
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__, **changes)
+        return new
+
+
+_CONTEXT_FIELDS = frozenset(f.name for f in dataclasses.fields(ToolUseContext))

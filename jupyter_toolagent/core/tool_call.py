@@ -1,127 +1,114 @@
-"""One scheduled call: the task that runs `run_tool_use`, and the one result it must end in.
+"""One tool call, read once: `ToolUseRequest` (the block as the model sent it, looked up and
+schema-checked) and `ToolCall` (the typed call hooks and permissions receive).
 
-Both schedulers (`run_tools` after the stream, `StreamingToolExecutor` during it) use
-`ToolCall`, so cancellation and "never ran" are written the same way whichever path handled the
-message. A `ToolCall` always ends with exactly one `ToolCallOutcome`.
-
-A failed call cancels nothing (SPEC §4.2): calls beside it finish and calls queued after it
-still run. Cancelling siblings on a shell error turned most reported errors into collateral
-cancellations of calls that had nothing wrong with them.
+The input of a tool_use is parsed exactly once, when the block reaches a scheduler: the
+scheduler's concurrency-safety check, `run_tool_use`, the PreToolUse hooks, the permission
+engine and the "Always allow" grant all use that one parsed model. Nothing downstream
+re-validates a dict — re-validating the *observable* input (which carries derived fields such
+as an absolute path) had to be lenient, and a lenient second parse can disagree with the strict
+first one about what the call is.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from .events import ToolFinishedEvent, ToolStartedEvent, ToolStatus
-from .results import error_result
-from .run_tool_use import ToolCallOutcome, parse_input, run_tool_use
-from .tool import ToolUseContext
+from pydantic import BaseModel, ValidationError
 
-DEFAULT_MAX_CONCURRENCY = 10
+from .validation import InputSchemaError
+
+if TYPE_CHECKING:
+    from .tool import Tool, ToolUseContext
+
+__all__ = ["ToolCall", "ToolUseRequest", "observable_input"]
 
 
-def max_tool_use_concurrency() -> int:
-    """``TOOLAGENT_MAX_TOOL_USE_CONCURRENCY``; unset, unparseable, zero or negative → 10."""
-    raw = os.environ.get("TOOLAGENT_MAX_TOOL_USE_CONCURRENCY", "")
+def observable_input(tool: "Tool", parsed: BaseModel, ctx: "ToolUseContext") -> dict[str, Any]:
+    """Stage 5: what hooks and permission checks see — a copy with derived fields filled in
+    (the plain dump when the tool's own mapping fails: a broken mapping must not end the call)."""
     try:
-        value = int(raw.strip())
-    except ValueError:
-        return DEFAULT_MAX_CONCURRENCY
-    return value if value > 0 else DEFAULT_MAX_CONCURRENCY
-
-
-def is_concurrency_safe_call(block: dict[str, Any], ctx: ToolUseContext) -> bool:
-    """A call may share a batch only if its tool exists, its input parses, and the tool says
-    this input is safe. Anything that raises on the way counts as unsafe (fail closed)."""
-    tool = ctx.tools.find(block.get("name", ""))
-    if tool is None:
-        return False
-    try:
-        return bool(tool.is_concurrency_safe(parse_input(tool, block.get("input"))))
+        return tool.observable_input(parsed, ctx)
     except Exception:
-        return False
+        return parsed.model_dump(mode="json")
 
 
+@dataclass(frozen=True, slots=True)
 class ToolCall:
-    def __init__(self, block: dict[str, Any], *, batch: int | None = None) -> None:
+    """A tool call that passed schema and semantic validation (SPEC §3 stages 3–5).
+
+    ``input`` is the parsed model `Tool.call` receives; ``observable`` the dict hooks and
+    permission checks see (a copy with derived fields: changing it changes nothing — a hook or an
+    approval replaces the input through ``updated_input``, which makes a new `ToolCall`)."""
+
+    tool: "Tool"
+    tool_use_id: str
+    input: BaseModel
+    observable: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+    @classmethod
+    def of(cls, tool: "Tool", raw: Any, ctx: "ToolUseContext", tool_use_id: str = "") -> "ToolCall":
+        """Parse ``raw`` strictly, as the pipeline does (raises pydantic's ``ValidationError`` or
+        `InputSchemaError`): for callers that hold a raw input, such as a direct rule check."""
+        parsed = tool.parse_input(raw)
+        return cls(tool, tool_use_id, parsed, observable_input(tool, parsed, ctx))
+
+    def with_input(self, parsed: BaseModel, ctx: "ToolUseContext") -> "ToolCall":
+        """The same call with a replaced (already validated) input."""
+        return ToolCall(self.tool, self.tool_use_id, parsed, observable_input(self.tool, parsed, ctx))
+
+
+class ToolUseRequest:
+    """A ``tool_use`` block looked up in the pool and parsed against the tool's schema, once.
+
+    A block whose tool is unknown or whose input fails the schema is still a request: it gets
+    its error result from `run_tool_use`, at the stage the SPEC orders (an abort before the
+    call still reads "cancelled", whatever the input)."""
+
+    __slots__ = ("block", "id", "name", "tool", "parsed", "error", "_safe")
+
+    def __init__(self, block: dict[str, Any], ctx: "ToolUseContext") -> None:
         self.block = block
         self.id: str = block["id"]
         self.name: str = block.get("name", "")
-        self.batch = batch
-        self.started = False
-        self.task: asyncio.Task[None] | None = None
-        self.outcome: ToolCallOutcome | None = None
-        self._cancel_text = ""
-        self._ctx: ToolUseContext | None = None
+        """The name the model used (an alias, or a tool that does not exist)."""
+        self.tool: Tool | None = ctx.tools.find(self.name)
+        self.parsed: BaseModel | None = None
+        self.error: ValidationError | InputSchemaError | None = None
+        self._safe: bool | None = None
+        if self.tool is not None:
+            self._parse(self.tool)
+
+    def _parse(self, tool: "Tool") -> None:
+        try:
+            self.parsed = tool.parse_input(self.block.get("input"))
+        except (ValidationError, InputSchemaError) as exc:
+            self.error = exc
+
+    def for_context(self, ctx: "ToolUseContext") -> "ToolUseRequest":
+        """This request as seen by ``ctx``: re-read only if a context modifier changed which tool
+        the name means since the block was queued (an identity check otherwise)."""
+        if ctx.tools.find(self.name) is self.tool:
+            return self
+        return ToolUseRequest(self.block, ctx)
+
+    def concurrency_safe(self) -> bool:
+        """May share a batch (SPEC §4.1): the tool exists, the input parses and the tool says this
+        input is safe. A safety check that raises counts as unsafe (fail closed)."""
+        if self._safe is None:
+            safe = False
+            if self.tool is not None and self.parsed is not None:
+                try:
+                    safe = bool(self.tool.is_concurrency_safe(self.parsed))
+                except Exception:
+                    safe = False
+            self._safe = safe
+        return self._safe
 
     @property
-    def done(self) -> bool:
-        return self.outcome is not None
-
-    def interrupt_behavior(self, ctx: ToolUseContext) -> str:
-        tool = ctx.tools.find(self.name)
-        return tool.interrupt_behavior if tool is not None else "cancel"
-
-    def start(self, ctx: ToolUseContext) -> asyncio.Task[None]:
-        self._ctx = ctx
-        self.task = asyncio.ensure_future(self._run(ctx))
-        self.task.add_done_callback(lambda _t: self._ensure_outcome(ctx))
-        return self.task
-
-    def _ensure_outcome(self, ctx: ToolUseContext) -> None:
-        """A task cancelled before its first step never reaches ``_run``'s handler: the one
-        result is written here instead, so no call is ever left without one."""
-        if self.outcome is None:
-            self.finish_with(self._cancel_text or self.interrupted_text(ctx),
-                             "interrupted" if self.started else "cancelled", ctx)
-
-    async def _run(self, ctx: ToolUseContext) -> None:
-        def emit(event: Any) -> None:
-            if isinstance(event, ToolStartedEvent) and event.tool_use_id == self.id:
-                self.started = True
-            ctx.emit(event)
-
-        try:
-            outcome = await run_tool_use(self.block, ctx.replace(emit=emit), batch=self.batch)
-        except asyncio.CancelledError:
-            self.finish_with(self._cancel_text or self.interrupted_text(ctx), "interrupted" if self.started else "cancelled", ctx)
-            return
-        except Exception as exc:  # a bug in a hook runner or permission engine: still one result
-            outcome = ToolCallOutcome(
-                self.id, self.name,
-                error_result(self.id, f"Internal error while running {self.name}: {type(exc).__name__}: {exc}"),
-                "error", started=self.started,
-            )
-        self._set(outcome, ctx)
-
-    def interrupted_text(self, ctx: ToolUseContext) -> str:
-        reason = ctx.abort.reason or "interrupted"
-        if self.started:
-            return (f"Interrupted: the run was stopped ({reason}) while {self.name} was running. "
-                    "It may have partly run.")
-        return f"Cancelled: the run was stopped ({reason}) before {self.name} ran. It did not run."
-
-    def cancel(self, text: str = "") -> None:
-        """Ask the running task to stop; it writes its own result when the cancellation lands."""
-        self._cancel_text = text
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
-
-    def finish_with(self, text: str, status: ToolStatus, ctx: ToolUseContext) -> None:
-        """Decide this call's result without running it (or after giving up on it)."""
-        if self.outcome is None:
-            self._set(ToolCallOutcome(self.id, self.name, error_result(self.id, text), status, started=self.started), ctx)
-
-    def _set(self, outcome: ToolCallOutcome, ctx: ToolUseContext) -> None:
-        if self.outcome is not None:
-            return
-        self.outcome = outcome
-        ctx.emit(
-            ToolFinishedEvent(
-                tool_use_id=self.id, name=outcome.name or self.name, status=outcome.status, result=outcome.result,
-                duration=outcome.duration, captured_output=outcome.captured_output,
-            )
-        )
+    def interrupt_behavior(self) -> str:
+        return self.tool.interrupt_behavior if self.tool is not None else "cancel"

@@ -16,12 +16,17 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+from ..core.permission_types import PermissionDecision
 
 from ..errors import RuleSyntaxError
 from .modes import Mode, parse_mode
 from .rules import BEHAVIORS, RuleBehavior, RuleEntry, parse_rule, parse_rule_text
 from .settings import SandboxSettings, Settings, find_settings_file, load_settings, user_settings_file
+
+if TYPE_CHECKING:
+    from ..core.tool_call import ToolCall
 
 ACCEPT_EDITS_GRANT = "mode:acceptEdits"
 """The session grant "Always allow" adds for a file edit inside the working directory."""
@@ -245,6 +250,12 @@ class PermissionContext:
         record = DecisionRecord(tool_name, tool_use_id, dict(input), behavior, decided_by, rule, message, rule_added)
         self.decisions.append(record)
         return record
+
+    def record_decision(self, call: "ToolCall", decision: PermissionDecision) -> DecisionRecord:
+        """The decision log of `core.permission_types.PermissionState`: one record per call,
+        whoever decided it (the rule engine, a person, or a PreToolUse hook's deny)."""
+        return self.record(call.name, call.tool_use_id, call.observable, decision.behavior, decision.decided_by,
+                           rule=decision.rule, message=decision.message, rule_added=decision.rule_added)
 
     # --- views ------------------------------------------------------------------------------
     def describe(self) -> str:

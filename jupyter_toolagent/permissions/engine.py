@@ -39,7 +39,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..core.permission_types import FileAccess, NotebookEdit, PermissionDecision, PermissionSubject, ShellCommand
+from ..core.result_texts import hook_denied
 from ..core.tool import ToolPool
+from ..core.tool_call import ToolCall
 from .context import ACCEPT_EDITS_GRANT, PermissionContext
 from .modes import apply_mode, rule_surface
 from .paths import compile_pattern, is_inside, path_rule_content, resolve_path
@@ -116,30 +118,37 @@ def path_denied(perms: PermissionContext, path: str, *, access: str = "read") ->
 
 
 async def decide(
-    tool: "Tool",
-    input: dict[str, Any],
+    call: ToolCall,
     ctx: "ToolUseContext",
     *,
     hook_decision: PermissionDecision | None = None,
 ) -> PermissionDecision:
     """Allow, deny or ask for one call, with ``decided_by``, ``rule``, ``message`` and
-    ``suggested_rule`` filled in. Pure: it asks nobody and records nothing."""
-    perms = permission_context(ctx)
-    call = _describe(tool, input, ctx, perms)
+    ``suggested_rule`` filled in. Pure: it asks nobody and records nothing. The call's parsed
+    input is used as it is (never re-validated from its observable dict)."""
+    tool = call.tool
     if hook_decision is not None and hook_decision.behavior == "deny":
-        return PermissionDecision.deny(
-            hook_decision.message or f"A PreToolUse hook denied this {tool.name} call.", "hook"
-        )
-    decision = await _rule_decision(call, perms, ctx)
-    decision = _fold_hook(decision, hook_decision, call)
-    if decision.behavior == "ask" and decision.decided_by in ("default", "tool") and call.problem is None:
-        decision.suggested_rule = suggested_rule(call, perms)  # an allow rule would skip this ask
+        return PermissionDecision.deny(hook_decision.message or hook_denied(tool.name), "hook")
+    perms = permission_context(ctx)
+    described = _describe(call, ctx, perms)
+    decision = await _rule_decision(described, perms, ctx)
+    decision = _fold_hook(decision, hook_decision, described)
+    if decision.behavior == "ask" and decision.decided_by in ("default", "tool") and described.problem is None:
+        decision.suggested_rule = suggested_rule(described, perms)  # an allow rule would skip this ask
     edit_inside = (
-        isinstance(call.subject, FileAccess) and call.subject.access == "edit"
-        and call.path is not None and is_inside(call.path, perms.cwd)
-    ) or isinstance(call.subject, NotebookEdit)  # the open notebook: an edit acceptEdits allows
-    return apply_mode(decision, perms.mode, read_only=call.read_only, edit_inside_cwd=edit_inside, tool_name=tool.name,
-                      surface=rule_surface(ctx))
+        isinstance(described.subject, FileAccess) and described.subject.access == "edit"
+        and described.path is not None and is_inside(described.path, perms.cwd)
+    ) or isinstance(described.subject, NotebookEdit)  # the open notebook: an edit acceptEdits allows
+    return apply_mode(decision, perms.mode, read_only=described.read_only, edit_inside_cwd=edit_inside,
+                      tool_name=tool.name, surface=rule_surface(ctx))
+
+
+async def decide_input(
+    tool: "Tool", input: dict[str, Any], ctx: "ToolUseContext", *, hook_decision: PermissionDecision | None = None
+) -> PermissionDecision:
+    """`decide` for a raw input, parsed strictly as the pipeline parses a model's input (raises
+    on an invalid one): for a rule check outside a run (``%agent`` tooling, tests, benchmarks)."""
+    return await decide(ToolCall.of(tool, input, ctx), ctx, hook_decision=hook_decision)
 
 
 def visible_tools(pool: ToolPool, ctx: "PermissionContext | ToolUseContext | None") -> ToolPool:
@@ -151,33 +160,24 @@ def visible_tools(pool: ToolPool, ctx: "PermissionContext | ToolUseContext | Non
     return pool.without(denied)
 
 
-def _describe(tool: "Tool", input: dict[str, Any], ctx: "ToolUseContext", perms: PermissionContext) -> _Call:
+def _describe(call: ToolCall, ctx: "ToolUseContext", perms: PermissionContext) -> _Call:
+    tool = call.tool
     names = _names(tool)
     try:
-        parsed = _validate(tool, input)
-        subject = tool.permission_subject(parsed, ctx)
+        subject = tool.permission_subject(call.input, ctx)
     except Exception as exc:  # fail closed: a call we cannot describe is asked about
         return _Call(tool, names, None, None, False, problem=f"its input could not be checked ({exc})")
     try:
-        read_only = bool(tool.is_read_only(parsed))
+        read_only = bool(tool.is_read_only(call.input))
     except Exception:
         read_only = False
-    call = _Call(tool, names, parsed, subject, read_only)
+    described = _Call(tool, names, call.input, subject, read_only)
     if isinstance(subject, FileAccess):
-        call.path = resolve_path(subject.path, perms.cwd)
+        described.path = resolve_path(subject.path, perms.cwd)
     elif isinstance(subject, ShellCommand):
-        call.shell = try_parse(subject.command)
-        call.read_only = call.shell is not None and is_read_only_parsed(call.shell, str(perms.cwd))
-    return call
-
-
-def _validate(tool: "Tool", input: dict[str, Any]) -> "BaseModel":
-    """The observable input may carry derived keys the model does not declare."""
-    try:
-        return tool.input_model.model_validate(input)
-    except Exception:
-        known = tool.input_model.model_fields
-        return tool.input_model.model_validate({k: v for k, v in input.items() if k in known})
+        described.shell = try_parse(subject.command)
+        described.read_only = described.shell is not None and is_read_only_parsed(described.shell, str(perms.cwd))
+    return described
 
 
 async def _rule_decision(call: _Call, perms: PermissionContext, ctx: "ToolUseContext") -> PermissionDecision:
@@ -455,20 +455,20 @@ def suggested_rule(call: _Call, perms: PermissionContext) -> str | None:
         return None
 
 
-def always_allow_grant(tool: "Tool", input: dict[str, Any], ctx: "ToolUseContext", decision: PermissionDecision) -> str | None:
+def always_allow_grant(call: ToolCall, ctx: "ToolUseContext", decision: PermissionDecision) -> str | None:
     """What "Always allow" adds for this ask: a shell rule (prefix or exact), acceptEdits for a
     file edit inside the working directory, a path rule for other file access, else the whole
     tool. None when no allow rule could skip the ask (rule, safety and hook asks)."""
     if decision.behavior != "ask" or decision.decided_by not in ("default", "tool") or decision.suggested_rule is None:
         return None
     perms = permission_context(ctx)
-    call = _describe(tool, input, ctx, perms)
+    described = _describe(call, ctx, perms)
     if (
         decision.decided_by == "default"
-        and isinstance(call.subject, FileAccess)
-        and call.subject.access == "edit"
-        and call.path is not None
-        and is_inside(call.path, perms.cwd)
+        and isinstance(described.subject, FileAccess)
+        and described.subject.access == "edit"
+        and described.path is not None
+        and is_inside(described.path, perms.cwd)
         and perms.mode == "default"
     ):
         return ACCEPT_EDITS_GRANT

@@ -18,17 +18,18 @@ Every decision, of every kind, is recorded in ``perms.decisions``.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..core.events import PermissionAskedEvent
 from ..core.permission_types import ApprovalRequest, ApprovalResponse, Approver, PermissionDecision
+from ..core.tool_call import ToolCall
 from ..errors import RuleSyntaxError
 from .context import ACCEPT_EDITS_GRANT, PermissionContext
 from .engine import always_allow_grant, decide, permission_context
 from .modes import allow_hint, rule_surface
 
 if TYPE_CHECKING:
-    from ..core.tool import Tool, ToolUseContext
+    from ..core.tool import ToolUseContext
 
 
 class RuleBasedPermissions:
@@ -41,33 +42,25 @@ class RuleBasedPermissions:
         self.approval_timeout = approval_timeout
 
     async def __call__(
-        self,
-        tool: "Tool",
-        input: dict[str, Any],
-        ctx: "ToolUseContext",
-        *,
-        tool_use_id: str,
-        hook_decision: PermissionDecision | None = None,
+        self, call: ToolCall, ctx: "ToolUseContext", *, hook_decision: PermissionDecision | None = None,
     ) -> PermissionDecision:
         perms = permission_context(ctx)
-        decision = await decide(tool, input, ctx, hook_decision=hook_decision)
+        decision = await decide(call, ctx, hook_decision=hook_decision)
         if decision.behavior == "ask":
-            decision = await self._resolve_ask(tool, input, ctx, tool_use_id, decision, perms)
-        perms.record(
-            tool.name, tool_use_id, input, decision.behavior, decision.decided_by,
-            rule=decision.rule, message=decision.message, rule_added=decision.rule_added,
-        )
+            decision = await self._resolve_ask(call, ctx, decision, perms)
+        perms.record_decision(call, decision)
         return decision
 
-    async def _resolve_ask(self, tool: "Tool", input: dict[str, Any], ctx: "ToolUseContext", tool_use_id: str,
-                           decision: PermissionDecision, perms: PermissionContext) -> PermissionDecision:
+    async def _resolve_ask(self, call: ToolCall, ctx: "ToolUseContext", decision: PermissionDecision,
+                           perms: PermissionContext) -> PermissionDecision:
+        tool, input, tool_use_id = call.tool, call.observable, call.tool_use_id
         if self.approver is None or not self.interactive:
             return PermissionDecision.deny(
                 f"{tool.name} was not run: {decision.message.rstrip('.')}. It needs approval and nobody can approve "
                 f"in this run. {allow_hint(decision, rule_surface(ctx))}",
                 "policy", rule=decision.rule, suggested_rule=decision.suggested_rule,
             )
-        grant = always_allow_grant(tool, input, ctx, decision)
+        grant = always_allow_grant(call, ctx, decision)
         request = ApprovalRequest(tool.name, dict(input), tool_use_id, reason=decision.message, suggested_rule=grant,
                                   agent=ctx.options.extra.get("subagent_label"))
         ctx.emit(PermissionAskedEvent(tool_use_id=tool_use_id, name=tool.name, input=dict(input),

@@ -36,6 +36,8 @@ def map_return_value(value: Any) -> str | list[dict[str, Any]]:
         return ""
     if isinstance(value, str):
         return value
+    if type(value) in (int, float, bool):  # the common scalar: none of the library checks apply
+        return _json_text(value)
     if optional_libs.is_table_like(value):
         return summarize(value, SUMMARY_BUDGET)
     if optional_libs.is_matplotlib_figure(value):

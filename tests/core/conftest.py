@@ -8,7 +8,7 @@ from jupyter_toolagent.core.permission_types import PermissionDecision
 from jupyter_toolagent.core.tool import ToolPool, ToolUseContext
 
 
-async def allow_all(tool, input, ctx, *, tool_use_id, hook_decision):  # noqa: ANN001
+async def allow_all(call, ctx, *, hook_decision):  # noqa: ANN001
     return PermissionDecision.allow("test")
 
 

@@ -28,7 +28,7 @@ class TagInput(BaseModel):
     tag: str = ""
 
 
-async def allow_all(tool, input, ctx, *, tool_use_id, hook_decision):  # noqa: ANN001
+async def allow_all(call, ctx, *, hook_decision):  # noqa: ANN001
     return PermissionDecision.allow("test")
 
 
@@ -126,11 +126,12 @@ class StubHooks:
         self._pre = pre or (lambda name, input: PreToolUseOutcome())
         self.seen: list[tuple[str, dict[str, Any]]] = []
 
-    async def pre_tool_use(self, tool, input, tool_use_id, ctx):  # noqa: ANN001
+    async def pre_tool_use(self, call, ctx):  # noqa: ANN001
+        tool, input = call.tool, call.observable
         self.seen.append((tool.name, dict(input)))
         return self._pre(tool.name, input)
 
-    async def post_tool_use(self, tool, input, tool_use_id, result, ctx, *, failed):  # noqa: ANN001
+    async def post_tool_use(self, call, result, ctx, *, failed):  # noqa: ANN001
         return PostToolUseOutcome()
 
     async def stop(self, ctx, reason):  # noqa: ANN001

@@ -198,7 +198,7 @@ async def test_a_block_tool_finishes_on_kernel_interrupt() -> None:
 async def test_abort_while_waiting_for_a_permission_decision() -> None:
     asked = asyncio.Event()
 
-    async def never_answers(tool, input, ctx, *, tool_use_id, hook_decision):  # noqa: ANN001
+    async def never_answers(call, ctx, *, hook_decision):  # noqa: ANN001
         asked.set()
         await asyncio.Event().wait()  # a person who never clicks
         raise AssertionError("unreachable")
@@ -255,14 +255,14 @@ async def test_aborted_run_tools_gives_every_call_one_result() -> None:
 @pytest.mark.asyncio
 async def test_waiting_for_a_block_tool_after_abort_does_not_spin(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = 0
-    real = scheduling._interrupt
+    real = scheduling.interrupt
 
-    def counting(group: Any, ctx: Any) -> None:
+    def counting(group: Any) -> None:
         nonlocal calls
         calls += 1
-        real(group, ctx)
+        real(group)
 
-    monkeypatch.setattr(scheduling, "_interrupt", counting)
+    monkeypatch.setattr(scheduling, "interrupt", counting)
     started = asyncio.Event()
     ctx = ctx_for(Probe("Save", delay=0.5, behavior="block", started=started))
 

@@ -133,7 +133,8 @@ class RecordingPolicy:
         self.denied = denied
         self.allowed: Counter[str] = Counter()
 
-    async def __call__(self, tool, input, ctx, *, tool_use_id, hook_decision):  # noqa: ANN001
+    async def __call__(self, call, ctx, *, hook_decision):  # noqa: ANN001
+        tool_use_id = call.tool_use_id
         if tool_use_id in self.denied:
             return PermissionDecision.deny(f"denied {tool_use_id} by the test policy", "policy")
         self.allowed[tool_use_id] += 1

@@ -228,7 +228,8 @@ class RecordingPolicy:
         self.seen: list[dict[str, Any]] = []
         self.hook_decisions: list[PermissionDecision | None] = []
 
-    async def __call__(self, tool, input, ctx, *, tool_use_id, hook_decision):  # noqa: ANN001
+    async def __call__(self, call, ctx, *, hook_decision):  # noqa: ANN001
+        input = call.observable
         self.seen.append(dict(input))
         self.hook_decisions.append(hook_decision)
         return self.decision

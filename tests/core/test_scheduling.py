@@ -15,7 +15,7 @@ from jupyter_toolagent.core.run_tool_use import ToolCallOutcome
 from jupyter_toolagent.core.scheduling import partition_tool_calls, run_tools
 from jupyter_toolagent.core.streaming_executor import StreamingToolExecutor
 from jupyter_toolagent.core.tool import Progress, Tool, ToolResult, ToolUseContext
-from jupyter_toolagent.core.tool_call import max_tool_use_concurrency
+from jupyter_toolagent.core.scheduled_call import max_tool_use_concurrency
 
 from runtime_support import Probe, TagInput, Timeline, ctx_for, result_text
 
@@ -230,7 +230,8 @@ async def test_invalid_input_cancels_nothing(runner: Runner) -> None:
 class SlowApproval:
     """Allows everything; takes a while to decide for the tag ``slowperm``."""
 
-    async def __call__(self, tool, input, ctx, *, tool_use_id, hook_decision):  # noqa: ANN001
+    async def __call__(self, call, ctx, *, hook_decision):  # noqa: ANN001
+        input = call.observable
         if input.get("tag") == "slowperm":
             await asyncio.sleep(0.3)
         return PermissionDecision.allow("test")

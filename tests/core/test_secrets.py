@@ -229,7 +229,8 @@ async def test_run_tool_use_scrubs_every_way_out(mode: str) -> None:
 
 @pytest.mark.asyncio
 async def test_an_unknown_tool_name_or_denial_quoting_a_key_is_scrubbed() -> None:
-    async def deny(tool, input, ctx, *, tool_use_id, hook_decision):  # noqa: ANN001
+    async def deny(call, ctx, *, hook_decision):  # noqa: ANN001
+        input = call.observable
         from jupyter_toolagent.core.permission_types import PermissionDecision
         return PermissionDecision.deny(f"no: {input['mode']}", "test")
 

@@ -15,7 +15,8 @@ from recording_shell import RecordingShell
 
 from jupyter_toolagent.core.events import NoticeEvent, PermissionAskedEvent
 from jupyter_toolagent.core.permission_types import ApprovalRequest, ApprovalResponse
-from jupyter_toolagent.core.tool import ToolOptions, ToolPool, ToolUseContext
+from jupyter_toolagent.core.tool import Tool, ToolOptions, ToolPool, ToolUseContext
+from jupyter_toolagent.core.tool_call import ToolCall
 from jupyter_toolagent.errors import ConfigError
 from jupyter_toolagent.hooks import (
     HOOK_EVENTS,
@@ -55,6 +56,11 @@ def bare_ctx(hook_timeout: float = 5.0, session: Any = None) -> ToolUseContext:
 
     return ToolUseContext(tools=ToolPool(), can_use_tool=never, options=ToolOptions(hook_timeout=hook_timeout),
                           session=session)
+
+
+def call_of(tool: Tool, input: dict[str, Any], tool_use_id: str) -> ToolCall:
+    """The typed call a hook runner receives (its observable input is the input as given)."""
+    return ToolCall(tool, tool_use_id, tool.parse_input(input), dict(input))
 
 
 SHELL = RecordingShell()
@@ -142,7 +148,7 @@ def test_events() -> None:
 @pytest.mark.asyncio
 async def test_no_matching_hook_is_an_empty_outcome(registry: HookRegistry) -> None:
     registry.add("PreToolUse", lambda e: {"decision": "deny"}, "Read")
-    outcome = await RegistryHookRunner(registry).pre_tool_use(SHELL, {"command": "ls"}, "t", bare_ctx())
+    outcome = await RegistryHookRunner(registry).pre_tool_use(call_of(SHELL, {"command": "ls"}, "t"), bare_ctx())
     assert outcome.decision is None and outcome.error is None
 
 
@@ -156,9 +162,9 @@ async def test_hooks_see_the_event_and_cannot_mutate_the_input(registry: HookReg
 
     session = object()
     original = {"command": "ls"}
-    await RegistryHookRunner(registry).pre_tool_use(SHELL, original, "toolu_9", bare_ctx(session=session))
+    await RegistryHookRunner(registry).pre_tool_use(call_of(SHELL, original, "toolu_9"), bare_ctx(session=session))
     registry.add("PreToolUse", look)
-    await RegistryHookRunner(registry).pre_tool_use(SHELL, original, "toolu_9", bare_ctx(session=session))
+    await RegistryHookRunner(registry).pre_tool_use(call_of(SHELL, original, "toolu_9"), bare_ctx(session=session))
     assert len(seen) == 1
     event = seen[0]
     assert (event.event, event.tool_name, event.tool_use_id, event.session) == ("PreToolUse", "Bash", "toolu_9", session)
@@ -168,9 +174,9 @@ async def test_hooks_see_the_event_and_cannot_mutate_the_input(registry: HookReg
 @pytest.mark.asyncio
 async def test_registries_are_read_at_every_call(registry: HookRegistry) -> None:
     runner = RegistryHookRunner(registry)
-    assert (await runner.pre_tool_use(SHELL, {"command": "ls"}, "t", bare_ctx())).decision is None
+    assert (await runner.pre_tool_use(call_of(SHELL, {"command": "ls"}, "t"), bare_ctx())).decision is None
     registry.add("PreToolUse", lambda e: {"decision": "ask"})
-    assert (await runner.pre_tool_use(SHELL, {"command": "ls"}, "t", bare_ctx())).decision == "ask"
+    assert (await runner.pre_tool_use(call_of(SHELL, {"command": "ls"}, "t"), bare_ctx())).decision == "ask"
 
 
 @pytest.mark.asyncio
@@ -188,7 +194,7 @@ async def test_matching_hooks_run_concurrently_sync_in_threads(registry: HookReg
     registry.add("PreToolUse", slow_sync)
     registry.add("PreToolUse", slow_async)
     start = time.perf_counter()
-    outcome = await RegistryHookRunner(registry).pre_tool_use(SHELL, {"command": "ls"}, "t", bare_ctx())
+    outcome = await RegistryHookRunner(registry).pre_tool_use(call_of(SHELL, {"command": "ls"}, "t"), bare_ctx())
     elapsed = time.perf_counter() - start
     assert outcome.error is None
     assert elapsed < 0.55, elapsed
@@ -204,7 +210,7 @@ async def test_matching_hooks_run_concurrently_sync_in_threads(registry: HookReg
 async def test_combined_decision(registry: HookRegistry, decisions: list[str | None], combined: str | None) -> None:
     for i, decision in enumerate(decisions):
         registry.add("PreToolUse", lambda e, d=decision, i=i: {"decision": d, "reason": f"r{i}"} if d else None)
-    outcome = await RegistryHookRunner(registry).pre_tool_use(SHELL, {"command": "ls"}, "t", bare_ctx())
+    outcome = await RegistryHookRunner(registry).pre_tool_use(call_of(SHELL, {"command": "ls"}, "t"), bare_ctx())
     assert outcome.decision == combined
     if combined:
         assert outcome.reason == "; ".join(f"r{i}" for i, d in enumerate(decisions) if d == combined)
@@ -215,7 +221,7 @@ async def test_results_as_dict_or_dataclass(registry: HookRegistry) -> None:
     registry.add("PreToolUse", lambda e: {"additional_context": "ctx A", "system_message": "note A",
                                           "continue": False, "stop_reason": "enough"})
     registry.add("PreToolUse", lambda e: HookResult(additional_context="ctx B", updated_input={"command": "pwd"}))
-    outcome = await RegistryHookRunner(registry).pre_tool_use(SHELL, {"command": "ls"}, "t", bare_ctx())
+    outcome = await RegistryHookRunner(registry).pre_tool_use(call_of(SHELL, {"command": "ls"}, "t"), bare_ctx())
     assert outcome.error is None
     assert outcome.additional_context == ["ctx A", "ctx B"]
     assert outcome.system_messages == ["note A"]
@@ -237,7 +243,7 @@ async def test_invalid_results_are_hook_errors(registry: HookRegistry, result: A
         return result
 
     registry.add("PreToolUse", bad)
-    outcome = await RegistryHookRunner(registry).pre_tool_use(SHELL, {"command": "ls"}, "t", bare_ctx())
+    outcome = await RegistryHookRunner(registry).pre_tool_use(call_of(SHELL, {"command": "ls"}, "t"), bare_ctx())
     assert outcome.error is not None
     assert "bad" in outcome.error and "invalid result" in outcome.error and problem in outcome.error
     assert outcome.decision is None
@@ -254,10 +260,10 @@ async def test_raising_and_timed_out_hooks_are_errors_naming_the_hook(registry: 
     registry.add("PreToolUse", explodes, "Bash")
     registry.add("PreToolUse", hangs, "RunPython", timeout=0.1)
     runner = RegistryHookRunner(registry)
-    raised = await runner.pre_tool_use(SHELL, {"command": "ls"}, "t", bare_ctx())
+    raised = await runner.pre_tool_use(call_of(SHELL, {"command": "ls"}, "t"), bare_ctx())
     assert raised.error is not None and "explodes" in raised.error and "ValueError: bad input" in raised.error
     start = time.perf_counter()
-    timed_out = await runner.pre_tool_use(PY, {"code": "x"}, "t", bare_ctx())
+    timed_out = await runner.pre_tool_use(call_of(PY, {"code": "x"}, "t"), bare_ctx())
     assert time.perf_counter() - start < 2
     assert timed_out.error is not None and "hangs" in timed_out.error and "timed out after 0.1 s" in timed_out.error
 
@@ -266,7 +272,7 @@ async def test_raising_and_timed_out_hooks_are_errors_naming_the_hook(registry: 
 async def test_the_context_hook_timeout_applies_to_sync_hooks(registry: HookRegistry) -> None:
     registry.add("PreToolUse", lambda e: time.sleep(0.5))
     start = time.perf_counter()
-    outcome = await RegistryHookRunner(registry).pre_tool_use(SHELL, {"command": "ls"}, "t", bare_ctx(hook_timeout=0.1))
+    outcome = await RegistryHookRunner(registry).pre_tool_use(call_of(SHELL, {"command": "ls"}, "t"), bare_ctx(hook_timeout=0.1))
     assert time.perf_counter() - start < 0.4
     assert outcome.error is not None and "timed out" in outcome.error
 
@@ -275,7 +281,7 @@ async def test_the_context_hook_timeout_applies_to_sync_hooks(registry: HookRegi
 async def test_conflicting_input_replacements_are_an_error(registry: HookRegistry) -> None:
     registry.add("PreToolUse", lambda e: {"updated_input": {"command": "a"}})
     registry.add("PreToolUse", lambda e: {"updated_input": {"command": "b"}})
-    outcome = await RegistryHookRunner(registry).pre_tool_use(SHELL, {"command": "ls"}, "t", bare_ctx())
+    outcome = await RegistryHookRunner(registry).pre_tool_use(call_of(SHELL, {"command": "ls"}, "t"), bare_ctx())
     assert outcome.error is not None and "different ways" in outcome.error
 
 
@@ -295,8 +301,8 @@ async def test_post_hooks(registry: HookRegistry) -> None:
     registry.add("PostToolUse", broken)
     runner = RegistryHookRunner(registry)
     result = {"type": "tool_result", "tool_use_id": "t", "content": "ok"}
-    ok = await runner.post_tool_use(SHELL, {"command": "ls"}, "t", result, bare_ctx(), failed=False)
-    failed = await runner.post_tool_use(SHELL, {"command": "ls"}, "t", result, bare_ctx(), failed=True)
+    ok = await runner.post_tool_use(call_of(SHELL, {"command": "ls"}, "t"), result, bare_ctx(), failed=False)
+    failed = await runner.post_tool_use(call_of(SHELL, {"command": "ls"}, "t"), result, bare_ctx(), failed=True)
     assert ok.additional_context == ["saw PostToolUse"] and not ok.stop
     assert any("oops" in m for m in ok.system_messages)
     assert failed.additional_context == ["saw PostToolUseFailure"] and failed.stop

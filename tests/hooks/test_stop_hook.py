@@ -13,7 +13,7 @@ from jupyter_toolagent.hooks import HookEvent, HookRegistry, RegistryHookRunner
 from jupyter_toolagent.models.scripted import ScriptedModel
 
 
-async def _allow(tool: Any, input: Any, ctx: Any, *, tool_use_id: str, hook_decision: Any) -> PermissionDecision:
+async def _allow(call: Any, ctx: Any, *, hook_decision: Any) -> PermissionDecision:
     return PermissionDecision.allow("test")
 
 

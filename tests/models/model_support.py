@@ -39,7 +39,7 @@ async def collect_until_error(model: Any, body: dict[str, Any], abort: AbortSign
     return events, None
 
 
-async def allow_all(tool: Any, input: Any, ctx: Any, *, tool_use_id: str, hook_decision: Any) -> Any:
+async def allow_all(call: Any, ctx: Any, *, hook_decision: Any) -> Any:
     from jupyter_toolagent.core.permission_types import PermissionDecision
 
     return PermissionDecision.allow("test")

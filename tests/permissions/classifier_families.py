@@ -290,13 +290,14 @@ def make_project(root: Path, home: Path) -> Path:
 
 async def decide_command(project: Path, command: str, **rules: object):  # type: ignore[no-untyped-def]
     from jupyter_toolagent.core.tool import ToolOptions, ToolPool, ToolUseContext
-    from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, decide
+    from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions
+    from jupyter_toolagent.permissions.engine import decide_input
     from jupyter_toolagent.tools import Bash
 
     perms = PermissionContext(cwd=project, **rules)  # type: ignore[arg-type]
     ctx = ToolUseContext(tools=ToolPool([Bash()]), can_use_tool=RuleBasedPermissions(None, interactive=False),
                          permissions=perms, options=ToolOptions(cwd=project))
-    return await decide(Bash(), {"command": command}, ctx)
+    return await decide_input(Bash(), {"command": command}, ctx)
 
 
 async def gets_through(project: Path, probe: Probe) -> list[str]:

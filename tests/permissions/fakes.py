@@ -21,7 +21,8 @@ from jupyter_toolagent.core.permission_types import (
     PermissionDecision,
 )
 from jupyter_toolagent.core.tool import Progress, Tool, ToolOptions, ToolPool, ToolUseContext
-from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, decide
+from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions
+from jupyter_toolagent.permissions.engine import decide_input
 
 
 class PathInput(BaseModel):
@@ -133,11 +134,11 @@ def make_ctx(perms: PermissionContext | None, *tools: Tool, events: list[Any] | 
 
 
 async def decide_bash(perms: PermissionContext, command: str, **kw: Any) -> PermissionDecision:
-    return await decide(BASH, {"command": command}, make_ctx(perms), **kw)
+    return await decide_input(BASH, {"command": command}, make_ctx(perms), **kw)
 
 
 async def decide_file(perms: PermissionContext, tool: Tool, path: str, **kw: Any) -> PermissionDecision:
-    return await decide(tool, {"path": str(path)}, make_ctx(perms), **kw)
+    return await decide_input(tool, {"path": str(path)}, make_ctx(perms), **kw)
 
 
 class ScriptedApprover:

@@ -12,6 +12,7 @@ from fakes import BASH, make_ctx
 from jupyter_toolagent import Agent
 from jupyter_toolagent.core.permission_types import how_to_allow
 from jupyter_toolagent.core.tool import ToolOptions
+from jupyter_toolagent.core.tool_call import ToolCall
 from jupyter_toolagent.models.anthropic import AnthropicModel
 from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions
 from jupyter_toolagent.testing import FakeAnthropicServer, tool_use_block
@@ -33,8 +34,8 @@ async def test_the_engine_phrases_the_hint_for_the_contexts_surface(tmp_path: Pa
     perms = PermissionContext(cwd=tmp_path, mode=mode)
     ctx = make_ctx(perms)
     ctx = ctx.replace(options=ToolOptions(cwd=tmp_path, rule_surface=surface))  # type: ignore[arg-type]
-    decision = await RuleBasedPermissions(None, interactive=False)(BASH, {"command": "git push"}, ctx,
-                                                                  tool_use_id="toolu_1")
+    decision = await RuleBasedPermissions(None, interactive=False)(
+        ToolCall.of(BASH, {"command": "git push"}, ctx, "toolu_1"), ctx)
     assert decision.behavior == "deny"
     if surface == "cell":
         assert "add `--allow 'Bash(git push:*)'`" in decision.message and "Agent(" not in decision.message

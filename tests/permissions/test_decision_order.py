@@ -6,17 +6,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from fakes import BASH, EDIT, GREP, LIST_VARIABLES, PYTHON, READ, WRITE, FakeFileTool, OpinionTool, make_ctx
 
 from jupyter_toolagent.core.permission_types import PermissionDecision
+from jupyter_toolagent.core.run_tool_use import run_tool_use
 from jupyter_toolagent.core.tool import Tool, ToolPool
-from jupyter_toolagent.permissions import PermissionContext, decide, path_denied, visible_tools
+from jupyter_toolagent.core.tool_call import ToolCall
+from jupyter_toolagent.permissions import PermissionContext, path_denied, visible_tools
+from jupyter_toolagent.permissions.engine import decide_input
 
 
 async def run(perms: PermissionContext, tool: Tool, input: dict[str, Any],
               hook: str | None = None, hook_reason: str = "") -> PermissionDecision:
     hook_decision = PermissionDecision(hook, message=hook_reason, decided_by="hook") if hook else None  # type: ignore[arg-type]
-    return await decide(tool, input, make_ctx(perms), hook_decision=hook_decision)
+    return await decide_input(tool, input, make_ctx(perms), hook_decision=hook_decision)
 
 
 # --- modes × kinds of call ----------------------------------------------------------------------------
@@ -278,10 +282,16 @@ async def test_deny_beats_ask_beats_allow_whatever_the_source(project: Path) -> 
 
 
 @pytest.mark.asyncio
-async def test_invalid_input_is_asked_about_not_crashed(perms: PermissionContext) -> None:
-    decision = await run(perms, BASH, {"command": 42})
-    assert (decision.behavior, decision.decided_by) == ("ask", "tool")
-    assert decision.suggested_rule is None
+async def test_invalid_input_never_reaches_the_rules(perms: PermissionContext) -> None:
+    """Schema validation comes before the permission decision (SPEC §3): the engine only ever
+    sees a typed call whose input parsed, and an invalid one is refused without asking anybody."""
+    ctx = make_ctx(perms)
+    with pytest.raises(ValidationError):
+        ToolCall.of(BASH, {"command": 42}, ctx)
+    outcome = await run_tool_use({"type": "tool_use", "id": "toolu_1", "name": BASH.name, "input": {"command": 42}},
+                                 ctx)
+    assert outcome.status == "invalid" and "command" in outcome.result["content"]
+    assert perms.decisions == []
 
 
 @pytest.mark.asyncio
@@ -295,8 +305,8 @@ async def test_decide_is_pure(perms: PermissionContext) -> None:
 @pytest.mark.asyncio
 async def test_no_permission_context_means_an_empty_default(project: Path) -> None:
     ctx = make_ctx(None)
-    assert (await decide(READ, {"path": "x"}, ctx)).behavior == "allow"
-    assert (await decide(PYTHON, {"code": "x"}, ctx)).behavior == "ask"
+    assert (await decide_input(READ, {"path": "x"}, ctx)).behavior == "allow"
+    assert (await decide_input(PYTHON, {"code": "x"}, ctx)).behavior == "ask"
 
 
 def test_path_denied(perms: PermissionContext) -> None:

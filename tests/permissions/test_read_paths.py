@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from suite_counts import report
 
 from jupyter_toolagent.core.tool import Tool
-from jupyter_toolagent.permissions import PermissionContext, decide
+from jupyter_toolagent.permissions import PermissionContext
+from jupyter_toolagent.permissions.engine import decide_input
 from jupyter_toolagent.tools.glob_files import Glob
 from jupyter_toolagent.tools.grep import Grep
 from jupyter_toolagent.tools.read import Read
@@ -64,7 +65,7 @@ def everyday_relative(draw: st.DrawFn) -> str:
 
 async def decision(perms: PermissionContext, tool: Tool, input: dict[str, Any], mode: str) -> Any:
     perms.base_mode = mode  # type: ignore[assignment]
-    return await decide(tool, input, make_ctx(perms))
+    return await decide_input(tool, input, make_ctx(perms))
 
 
 def materialise(root: Path, relative: str) -> Path:
@@ -183,7 +184,7 @@ async def test_an_allow_rule_or_a_hook_does_not_skip_the_secret_check(workspace:
     perms.add_rules({"allow": ["Read", "Read(./**)"]}, source="flag")
     for mode in MODES:
         perms.base_mode = mode  # type: ignore[assignment]
-        got = await decide(Read(), {"file_path": ".env"}, make_ctx(perms),
+        got = await decide_input(Read(), {"file_path": ".env"}, make_ctx(perms),
                            hook_decision=PermissionDecision("allow", decided_by="hook"))
         assert got.behavior == ALWAYS_ASKS[mode], (mode, got)
         assert "looks like a credentials file" in got.message

@@ -13,6 +13,7 @@ from jupyter_toolagent.core.abort import AbortSignal
 from jupyter_toolagent.core.events import PermissionAskedEvent
 from jupyter_toolagent.core.permission_types import ApprovalRequest, ApprovalResponse, PermissionDecision
 from jupyter_toolagent.core.tool import Tool
+from jupyter_toolagent.core.tool_call import ToolCall
 from jupyter_toolagent.permissions import ACCEPT_EDITS_GRANT, PermissionContext, RuleBasedPermissions
 
 ALLOW = ApprovalResponse("allow")
@@ -23,7 +24,7 @@ async def ask(policy: RuleBasedPermissions, perms: PermissionContext, tool: Tool
               events: list[Any] | None = None, hook: PermissionDecision | None = None, abort: AbortSignal | None = None,
               tool_use_id: str = "toolu_1") -> PermissionDecision:
     ctx = make_ctx(perms, events=events, **({"abort": abort} if abort else {}))
-    return await policy(tool, input, ctx, tool_use_id=tool_use_id, hook_decision=hook)
+    return await policy(ToolCall.of(tool, input, ctx, tool_use_id), ctx, hook_decision=hook)
 
 
 @pytest.mark.asyncio

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from fakes import BASH, make_ctx
 
-from jupyter_toolagent.permissions import PermissionContext, decide, is_read_only_command
+from jupyter_toolagent.permissions import PermissionContext, is_read_only_command
+from jupyter_toolagent.permissions.engine import decide_input
 from jupyter_toolagent.permissions.safety import protected_reason
 from jupyter_toolagent.permissions.shell.parse import try_parse
 from jupyter_toolagent.permissions.shell.git import git_opaque_reason, git_runs
@@ -85,7 +86,7 @@ LEGITIMATE = [
 async def test_everyday_commands_are_allowed_as_before(command: str, rules: dict[str, Any], decided_by: str,
                                                        project: Path) -> None:
     (project / "README.md").write_text("# readme\n")
-    decision = await decide(BASH, {"command": command}, make_ctx(PermissionContext(cwd=project, **rules)))
+    decision = await decide_input(BASH, {"command": command}, make_ctx(PermissionContext(cwd=project, **rules)))
     assert (decision.behavior, decision.decided_by) == ("allow", decided_by), decision.message
 
 
@@ -96,7 +97,7 @@ async def test_inline_code_asks_while_deny_rules_exist_even_when_the_interpreter
         command: str, project: Path) -> None:
     for rules in (allowing("Bash(python3:*)", "Bash(perl:*)", "Bash(node:*)", "Bash(echo:*)", "Bash(sudo:*)"),
                   BYPASS):
-        decision = await decide(BASH, {"command": command}, make_ctx(PermissionContext(cwd=project, **rules)))
+        decision = await decide_input(BASH, {"command": command}, make_ctx(PermissionContext(cwd=project, **rules)))
         assert (decision.behavior, decision.decided_by) == ("ask", "rule"), (rules, decision)
         assert "cannot be checked against the rule `Bash(rm:*)`" in decision.message
 
@@ -118,9 +119,9 @@ async def test_an_allow_rule_does_not_read_a_link_into_proc(project: Path) -> No
     (project / "env_link").symlink_to("/proc/self/environ")
     perms = PermissionContext(cwd=project, allow=("Bash(cat:*)",))
     for command in ("cat env_link", "cat ./env_link", "cat < env_link", "echo x | cat - env_link"):
-        decision = await decide(BASH, {"command": command}, make_ctx(perms))
+        decision = await decide_input(BASH, {"command": command}, make_ctx(perms))
         assert decision.behavior == "ask", (command, decision)
-    assert (await decide(BASH, {"command": "cat -n notes.txt"}, make_ctx(perms))).behavior == "allow"
+    assert (await decide_input(BASH, {"command": "cat -n notes.txt"}, make_ctx(perms))).behavior == "allow"
 
 
 # --- protected names in any case ----------------------------------------------------------------------

@@ -20,7 +20,8 @@ from fakes import BASH, make_ctx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jupyter_toolagent.permissions import PermissionContext, decide
+from jupyter_toolagent.permissions import PermissionContext
+from jupyter_toolagent.permissions.engine import decide_input
 from jupyter_toolagent.permissions.shell.interpreters import inline_program, reads_program_from_input
 from jupyter_toolagent.permissions.shell.sed import sed_runs_commands
 
@@ -112,11 +113,11 @@ async def test_a_deny_rule_cannot_be_passed_with_sed_e(project: Path) -> None:
     # A command whose name is in the script is found by the text search (denied); `e` alone
     # runs the lines of the file, which nobody can see: these must ask.
     for command in ("sed 's/.*/rm -rf data/e' notes.txt", "sed '1e rm -rf data' notes.txt"):
-        decision = await decide(BASH, {"command": command}, make_ctx(perms))
+        decision = await decide_input(BASH, {"command": command}, make_ctx(perms))
         assert decision.behavior == "deny", (command, decision)
     for command in ("sed e commands.txt", "sed -n 's/^/r/;s/^r/&m /e' list.txt", "sudo sed -n '$e' notes.txt",
                     "sed -f - notes.txt < script.sed", "find . -name '*.txt' -exec sed e {} +"):
-        decision = await decide(BASH, {"command": command}, make_ctx(perms))
+        decision = await decide_input(BASH, {"command": command}, make_ctx(perms))
         assert decision.behavior == "ask", (command, decision)
-    everyday = await decide(BASH, {"command": "sed -i 's/old/new/g' notes.txt"}, make_ctx(perms))
+    everyday = await decide_input(BASH, {"command": "sed -i 's/old/new/g' notes.txt"}, make_ctx(perms))
     assert (everyday.behavior, everyday.decided_by) == ("allow", "rule")

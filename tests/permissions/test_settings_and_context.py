@@ -15,11 +15,11 @@ from jupyter_toolagent.permissions import (
     MODES,
     PermissionContext,
     Settings,
-    decide,
     find_settings_file,
     load_settings,
     parse_mode,
 )
+from jupyter_toolagent.permissions.engine import decide_input
 
 
 def write_settings(directory: Path, data: Any) -> Path:
@@ -152,8 +152,8 @@ async def test_settings_rules_are_relative_to_the_project_directory(tmp_path: Pa
     notebook_dir.mkdir()
     perms = PermissionContext.from_sources(cwd=notebook_dir, settings=tmp_path / ".toolagent" / "settings.json")
     ctx = make_ctx(perms)
-    assert (await decide(EDIT, {"path": str(tmp_path / "data" / "x.csv")}, ctx)).behavior == "deny"
-    assert (await decide(EDIT, {"path": "data/x.csv"}, ctx)).behavior == "ask"  # notebooks/data is not covered
+    assert (await decide_input(EDIT, {"path": str(tmp_path / "data" / "x.csv")}, ctx)).behavior == "deny"
+    assert (await decide_input(EDIT, {"path": "data/x.csv"}, ctx)).behavior == "ask"  # notebooks/data is not covered
 
 
 def test_add_rules_is_all_or_nothing(perms: PermissionContext) -> None:
@@ -223,4 +223,4 @@ def test_record_and_describe(perms: PermissionContext) -> None:
 async def test_bash_rules_from_settings(tmp_path: Path) -> None:
     write_settings(tmp_path, {"permissions": {"allow": ["Bash(make test)"]}})
     perms = PermissionContext.from_sources(cwd=tmp_path)
-    assert (await decide(BASH, {"command": "make test"}, make_ctx(perms))).behavior == "allow"
+    assert (await decide_input(BASH, {"command": "make test"}, make_ctx(perms))).behavior == "allow"

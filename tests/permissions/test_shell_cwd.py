@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from fakes import BASH, make_ctx
 
-from jupyter_toolagent.permissions import PermissionContext, decide, is_read_only_command
+from jupyter_toolagent.permissions import PermissionContext, is_read_only_command
+from jupyter_toolagent.permissions.engine import decide_input
 from jupyter_toolagent.permissions.shell.parse import try_parse
 from jupyter_toolagent.permissions.shell.cwd import part_directories
 
@@ -68,7 +69,7 @@ CD_AND_CAT = ("Bash(cd:*)", "Bash(cat:*)", "Bash(grep:*)")
 ])
 async def test_allow_rules_do_not_reach_proc_through_a_change_of_directory(command: str, project: Path) -> None:
     perms = PermissionContext(cwd=project, allow=CD_AND_CAT)
-    decision = await decide(BASH, {"command": command}, make_ctx(perms))
+    decision = await decide_input(BASH, {"command": command}, make_ctx(perms))
     assert decision.behavior == "ask", (command, decision)
 
 
@@ -77,7 +78,7 @@ async def test_allow_rules_do_not_reach_proc_through_a_change_of_directory(comma
                                      "cd data && grep -c 1 a.csv"])
 async def test_everyday_changes_of_directory_are_allowed(command: str, project: Path) -> None:
     perms = PermissionContext(cwd=project, allow=CD_AND_CAT)
-    decision = await decide(BASH, {"command": command}, make_ctx(perms))
+    decision = await decide_input(BASH, {"command": command}, make_ctx(perms))
     assert decision.behavior == "allow", (command, decision)
 
 

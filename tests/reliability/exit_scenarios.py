@@ -43,7 +43,7 @@ def harmless() -> str:
     return "ok"
 
 
-async def allow(tool: Any, input: Any, ctx: Any, *, tool_use_id: str, hook_decision: Any) -> PermissionDecision:
+async def allow(call: Any, ctx: Any, *, hook_decision: Any) -> PermissionDecision:
     return PermissionDecision.allow("test")
 
 

@@ -104,7 +104,8 @@ class RecordingPolicy:
         self.allowed: Counter[str] = Counter()
         self.denials: Counter[str] = Counter()
 
-    async def __call__(self, tool, input, ctx, *, tool_use_id, hook_decision):  # noqa: ANN001
+    async def __call__(self, call, ctx, *, hook_decision):  # noqa: ANN001
+        input = call.observable
         tag = str(input.get("tag", ""))
         if tag in self.denied:
             self.denials[tag] += 1

@@ -33,7 +33,8 @@ from jupyter_toolagent.core.session import RunConfig, Session
 from jupyter_toolagent.core.tool import Tool, ToolOptions, ToolPool, ToolUseContext
 from jupyter_toolagent.defaults import default_plugins
 from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
-from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, decide, is_read_only_command
+from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, is_read_only_command
+from jupyter_toolagent.permissions.engine import decide_input
 from jupyter_toolagent.permissions.rules import parse_rule
 from jupyter_toolagent.tools import Bash, Edit, Read, Write
 
@@ -79,7 +80,7 @@ def ctx_for(project: Path, **rules: Any) -> ToolUseContext:
 
 async def decide_shell(project: Path, command: str, **rules: Any) -> PermissionDecision:
     counted()
-    return await decide(Bash(), {"command": command}, ctx_for(project, **rules))
+    return await decide_input(Bash(), {"command": command}, ctx_for(project, **rules))
 
 
 def first_word_rule(command: str) -> str | None:
@@ -199,7 +200,7 @@ async def test_file_edits_that_reach_protected_files_ask(tool: type[Tool], path:
         counted()
         key = "file_path" if "file_path" in tool.input_model.model_fields else "path"
         data = {key: path, "content": "x"} if tool is Write else {key: path, "old_string": "a", "new_string": "b"}
-        d = await decide(tool(), data, ctx_for(project, **rules))
+        d = await decide_input(tool(), data, ctx_for(project, **rules))
         assert d.behavior == "ask", (rules, d)
 
 
@@ -209,7 +210,7 @@ async def test_file_edits_that_reach_protected_files_ask(tool: type[Tool], path:
 async def test_reading_the_environment_through_a_path_is_not_automatic(path: str, project: Path) -> None:
     counted()
     key = "file_path" if "file_path" in Read.input_model.model_fields else "path"
-    d = await decide(Read(), {key: path}, ctx_for(project))
+    d = await decide_input(Read(), {key: path}, ctx_for(project))
     assert d.behavior == "ask", d
 
 

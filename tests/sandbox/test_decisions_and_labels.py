@@ -20,7 +20,9 @@ from jupyter_toolagent.core.tool import ToolPool, ToolUseContext
 from jupyter_toolagent.models.anthropic import AnthropicModel
 from jupyter_toolagent.notebook.static_render import card_text
 from jupyter_toolagent.notebook.view_state import RunViewState, apply_event
-from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, decide
+from jupyter_toolagent.core.tool_call import ToolCall
+from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions
+from jupyter_toolagent.permissions.engine import decide_input
 from jupyter_toolagent.testing import FakeAnthropicServer, text_block, tool_use_block
 from jupyter_toolagent.tools import Bash
 
@@ -112,17 +114,17 @@ async def test_read_only_commands_are_auto_allowed_only_where_a_sandbox_works(
     command = joiner.join(parts)
     perms = PermissionContext(cwd=project)
     monkeypatch.delenv("TOOLAGENT_SANDBOX", raising=False)
-    assert (await decide(Bash(), {"command": command}, _ctx(perms))).decided_by == "read_only"
+    assert (await decide_input(Bash(), {"command": command}, _ctx(perms))).decided_by == "read_only"
     monkeypatch.setenv("TOOLAGENT_SANDBOX", "off")
-    asked = await decide(Bash(), {"command": command}, _ctx(perms))
+    asked = await decide_input(Bash(), {"command": command}, _ctx(perms))
     assert asked.behavior == "ask" and "no sandbox works" in asked.message
     opted_out = PermissionContext(cwd=project)
     (project / ".toolagent").mkdir(exist_ok=True)
     (project / ".toolagent" / "settings.json").write_text(json.dumps({"sandbox": {"required": False}}))
     opted_out.load_settings(project / ".toolagent" / "settings.json")
-    assert (await decide(Bash(), {"command": command}, _ctx(opted_out))).decided_by == "read_only"
+    assert (await decide_input(Bash(), {"command": command}, _ctx(opted_out))).decided_by == "read_only"
     ruled = PermissionContext(cwd=project, allow=["Bash"])
-    assert (await decide(Bash(), {"command": command}, _ctx(ruled))).decided_by == "rule"  # rules still allow
+    assert (await decide_input(Bash(), {"command": command}, _ctx(ruled))).decided_by == "rule"  # rules still allow
 
 
 @pytest.mark.asyncio
@@ -134,7 +136,7 @@ async def test_a_persons_approval_of_a_safety_ask_is_recorded_as_such(project: P
 
     perms = PermissionContext(cwd=project)
     ctx = ToolUseContext(tools=ToolPool([Bash()]), can_use_tool=RuleBasedPermissions(approve), permissions=perms)
-    safety = await ctx.can_use_tool(Bash(), {"command": "echo x >> .git/config"}, ctx, tool_use_id="t1", hook_decision=None)
-    plain = await ctx.can_use_tool(Bash(), {"command": "make"}, ctx, tool_use_id="t2", hook_decision=None)
+    safety = await ctx.can_use_tool(ToolCall.of(Bash(), {"command": "echo x >> .git/config"}, ctx, "t1"), ctx, hook_decision=None)
+    plain = await ctx.can_use_tool(ToolCall.of(Bash(), {"command": "make"}, ctx, "t2"), ctx, hook_decision=None)
     assert (safety.behavior, safety.decided_by, safety.asked) == ("allow", "user", "safety")
     assert (plain.behavior, plain.asked) == ("allow", "default")

@@ -23,7 +23,7 @@ from jupyter_toolagent import Agent, PermissionDecision
 from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
 from jupyter_toolagent.notebook.python_runner import IPythonRunner
 
-async def allow(tool, input, ctx, *, tool_use_id, hook_decision):
+async def allow(call, ctx, *, hook_decision):
     return PermissionDecision.allow("test")
 
 code = "import matplotlib.pyplot as plt\\nplt.plot([1, 4, 2])\\nshown = %who_ls\\nprint('plotted')"

@@ -104,7 +104,7 @@ async def test_the_file_is_checked_again_when_the_call_runs(tmp_path: Path, ctx_
     ctx = ctx_in()
     await call(ctx, "Read", file_path="a.txt")
 
-    async def change_then_allow(tool: Any, input: Any, c: Any, *, tool_use_id: str, hook_decision: Any) -> Any:
+    async def change_then_allow(call: Any, c: Any, *, hook_decision: Any) -> Any:
         from jupyter_toolagent.core.permission_types import PermissionDecision
 
         target.write_text("one, changed during the approval\n")

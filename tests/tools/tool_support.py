@@ -14,7 +14,7 @@ from jupyter_toolagent.tools import builtin_tools
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-async def allow_all(tool: Any, input: Any, ctx: Any, *, tool_use_id: str, hook_decision: Any) -> PermissionDecision:
+async def allow_all(call: Any, ctx: Any, *, hook_decision: Any) -> PermissionDecision:
     return PermissionDecision.allow("test")
 
 

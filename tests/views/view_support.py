@@ -55,8 +55,9 @@ class Meeting:
 def arriving_policy(policy: Any, meeting: Meeting, tool_use_id: str) -> Any:
     """A permission callback that arrives at ``meeting`` once ``tool_use_id`` is decided."""
 
-    async def decide(tool, input, ctx, *, tool_use_id: str, hook_decision):  # noqa: ANN001
-        decision = await policy(tool, input, ctx, tool_use_id=tool_use_id, hook_decision=hook_decision)
+    async def decide(call, ctx, *, hook_decision):  # noqa: ANN001
+        tool_use_id = call.tool_use_id
+        decision = await policy(call, ctx, hook_decision=hook_decision)
         if tool_use_id == watched:
             meeting.arrive()
         return decision
@@ -95,17 +96,17 @@ class SleepTool(Tool):
         return self.output if self.output is not None else f"{self.name} {input.tag} done"
 
 
-async def allow_all(tool, input, ctx, *, tool_use_id, hook_decision):  # noqa: ANN001
+async def allow_all(call, ctx, *, hook_decision):  # noqa: ANN001
     return PermissionDecision.allow("test")
 
 
 class NoHooks:
     """A HookRunner with no hooks (the hook registry is not what these tests are about)."""
 
-    async def pre_tool_use(self, tool, input, tool_use_id, ctx):  # noqa: ANN001
+    async def pre_tool_use(self, call, ctx):  # noqa: ANN001
         return PreToolUseOutcome()
 
-    async def post_tool_use(self, tool, input, tool_use_id, result, ctx, *, failed):  # noqa: ANN001
+    async def post_tool_use(self, call, result, ctx, *, failed):  # noqa: ANN001
         return PostToolUseOutcome()
 
     async def stop(self, ctx, reason):  # noqa: ANN001
