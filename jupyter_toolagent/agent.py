@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Never, Sequence
 
 from .core.abort import AbortSignal
+from .core.continuation import BASE_DELAY, MAX_CONTINUATIONS
+from .core.deferred_tools import DeferMode
 from .core.events import AgentEvent, RunFinishedEvent
 from .core.function_tool import as_tool
 from .core.session import PermissionMode, RunConfig, RunRecord, Session
 from .core.sync_run import run_to_completion
-from .core.tool import Tool
+from .core.tool import PluginOptions, Tool
 from .core.usage import Usage
+from .errors import UnknownKeywordError
 from .models.base import Model
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -24,6 +28,12 @@ def _mcp_servers(servers: Mapping[str, Any] | None, cwd: Path) -> Any:
     from .mcp import McpServers
 
     return McpServers.from_mapping(servers or {}, source="agent", cwd=cwd)
+
+
+def _keywords(function: Callable[..., Any]) -> list[str]:
+    """The keyword arguments ``function`` takes by name (for the did-you-mean of a typo)."""
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [p.name for p in inspect.signature(function).parameters.values() if p.kind in kinds and p.name != "self"]
 
 
 def default_model_name() -> str:
@@ -37,7 +47,11 @@ class Agent:
     `AnthropicModel`. ``tools`` are `Tool` objects or plain functions; ``tool_provider`` (called
     before every request) can supply tools that change between requests.
     ``context_window`` overrides the model's window in tokens; the conversation is compacted
-    before a request would use more than ``compact_at`` of it (SPEC §14).
+    before a request would use more than ``compact_at`` of it (SPEC §14). ``streaming_tools``,
+    ``defer_tools``, ``max_continuations`` and ``continuation_delay`` are the `RunConfig` fields
+    of the same names; ``plugin_options`` are the plug-ins' option objects (e.g.
+    ``tools.options.BuiltinToolOptions(grep_backend="python")``). An unknown keyword raises
+    `UnknownKeywordError` naming the one it most likely meant.
     """
 
     def __init__(
@@ -64,8 +78,15 @@ class Agent:
         compact_at: float = 0.8,
         mcp_servers: Mapping[str, Any] | None = None,
         subagents: bool = False,
-        **extra: Any,
+        streaming_tools: bool = True,
+        defer_tools: DeferMode = "auto",
+        max_continuations: int = MAX_CONTINUATIONS,
+        continuation_delay: float = BASE_DELAY,
+        plugin_options: Iterable[object] = (),
+        **unknown: Never,
     ) -> None:
+        if unknown:
+            raise UnknownKeywordError("Agent()", list(unknown), _keywords(Agent.__init__))
         if model is None or isinstance(model, str):
             from .models.anthropic import AnthropicModel
 
@@ -83,7 +104,8 @@ class Agent:
             allow=allow, deny=deny, ask=ask, approver=approver, interactive=approver is not None,
             hooks=hooks, can_use_tool=can_use_tool, cwd=Path(cwd) if cwd else None, namespace=namespace,
             tool_provider=self._provide_tools, context_window=context_window, compact_at=compact_at,
-            extra=dict(extra), tool_sources=[self.mcp, *self._subagent_sources(subagents, max_tokens)],
+            streaming_tools=streaming_tools, defer_tools=defer_tools, max_continuations=max_continuations,
+            continuation_delay=continuation_delay, plugin_options=PluginOptions(*plugin_options), tool_sources=[self.mcp, *self._subagent_sources(subagents, max_tokens)],
         )
         self._check_rule_tools({"allow": allow, "deny": deny, "ask": ask})
 
@@ -196,10 +218,13 @@ class Agent:
     async def aclose(self) -> None:
         await self.mcp.aclose()
 
-    def run_sync(self, prompt: str, **kw: Any) -> RunRecord:
+    def run_sync(self, prompt: str, *, abort: AbortSignal | None = None,
+                 on_event: Callable[[AgentEvent], None] | None = None, **unknown: Never) -> RunRecord:
         """`run` for code that is not async. Inside a running event loop (a notebook cell) the
         run goes to a fresh loop in a worker thread, so it works there too."""
-        return run_to_completion(lambda: self._run_on_own_loop(prompt, **kw))
+        if unknown:
+            raise UnknownKeywordError("Agent.run_sync()", list(unknown), _keywords(Agent.run_sync))
+        return run_to_completion(lambda: self._run_on_own_loop(prompt, abort=abort, on_event=on_event))
 
     @property
     def last_finish(self) -> RunFinishedEvent | None:

@@ -15,6 +15,9 @@ tool results so that the model sees them and the conversation stays valid.
 
 from __future__ import annotations
 
+import difflib
+from typing import Iterable, Sequence
+
 
 class ToolAgentError(Exception):
     """Root of the product's exceptions."""
@@ -22,6 +25,32 @@ class ToolAgentError(Exception):
 
 class ConfigError(ToolAgentError):
     """A configuration problem the person has to fix; shown as one line."""
+
+
+class UnknownKeywordError(ConfigError, TypeError):
+    """Keywords a call does not take (a misspelled option would otherwise do nothing). A
+    `TypeError` as well, like Python's own for an unexpected keyword; names the likely meant one."""
+
+    def __init__(self, where: str, unknown: Sequence[str], known: Iterable[str]) -> None:
+        self.where = where
+        self.unknown = tuple(unknown)
+        known = sorted(known)
+        self.meant = {name: _closest(name, known) for name in self.unknown}
+        """unknown keyword -> the known one it most likely meant (None: nothing close)."""
+        parts = []
+        for name, meant in self.meant.items():
+            hint = f"did you mean {meant!r}?" if meant else f"it takes {', '.join(known)}"
+            parts.append(f"{where} got an unexpected keyword argument {name!r}; {hint}")
+        super().__init__("\n".join(parts))
+
+
+def _closest(name: str, known: Sequence[str]) -> str | None:
+    """The known name nearest to ``name`` (case and ``-``/``_`` ignored), if any is close."""
+    def norm(text: str) -> str:
+        return text.lower().replace("-", "_")
+    by_norm = {norm(k): k for k in known}
+    found = difflib.get_close_matches(norm(name), list(by_norm), n=1, cutoff=0.6)
+    return by_norm[found[0]] if found else None
 
 
 class RuleSyntaxError(ConfigError):

@@ -20,6 +20,7 @@ from ..core.abort import AbortSignal
 from ..core.events import NoticeEvent
 from ..core.function_tool import as_tool, tools_from_namespace
 from ..core.session import RunConfig, Session
+from ..core.tool import PluginOptions
 from ..errors import ConfigError, ToolAgentError
 from .headless import Approvals, choose_approvals
 from .mcp_servers import prepare_servers, servers_for
@@ -29,6 +30,7 @@ from .sessions import registry_for
 
 if TYPE_CHECKING:
     from ..core.tool import Tool
+    from ..tools.options import BuiltinToolOptions
     from .magics import AgentMagics
 
 
@@ -122,7 +124,8 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         context_window=magics.context_window or None,
         compact_at=magics.compact_at,
         rule_surface="cell",
-        extra={**kernel_extras(shell), "defer_tools": magics.defer_tools},
+        defer_tools=magics.defer_tools,
+        plugin_options=PluginOptions(kernel_tool_options(shell)),
         prompt_note=kernel_change_note(shell, session),
         tool_sources=[servers_for(shell), *subagent_sources(magics, model.model, tool_provider, session)],
     )
@@ -165,7 +168,7 @@ async def execute_cell(cell: PreparedCell) -> None:
         raise
     finally:
         if not cell.config.dry_run:
-            agent_looked(cell.config.namespace, cell.config.extra, cell.session)
+            agent_looked(cell.config.namespace, cell.config.plugin_options, cell.session)
         view.finish(error)
         if cell.model.owned:
             close = getattr(cell.model.model, "aclose", None)
@@ -255,29 +258,23 @@ def check_tool_names(provide: Callable[[], list["Tool"]], names: Sequence[str]) 
                          f"(neither a tool nor a function in the notebook; tools: {', '.join(sorted(available))})")
 
 
-def kernel_extras(shell: Any) -> dict[str, Any]:
-    """Front-end facts tools read from ``ctx.options.extra``."""
-    extra: dict[str, Any] = {"hidden_names": frozenset(getattr(shell, "user_ns_hidden", {}) or ())}
-    extra.update(notebook_extras(shell))
-    try:
-        from .python_runner import IPythonRunner
-    except ImportError:
-        return extra
-    extra["python_runner"] = IPythonRunner(shell)
-    return extra
-
-
-def notebook_extras(shell: Any) -> dict[str, Any]:
-    """The notebook-awareness pieces (SPEC §15): cell history, cell inserter, undo store."""
+def kernel_tool_options(shell: Any) -> BuiltinToolOptions:
+    """The kernel's pieces the built-in tools use: the shell's runner and hidden names, and the
+    notebook-awareness pieces (SPEC §15) — cell history, cell inserter, undo store."""
+    from ..tools.options import BuiltinToolOptions
     from .cell_history import history_for
     from .cell_inserter import CellInserter
     from .undo import undo_store_for
 
-    extra: dict[str, Any] = {"cell_inserter": CellInserter(shell), "undo_store": undo_store_for(shell)}
-    history = history_for(shell)
-    if history is not None:
-        extra["cell_history"] = history
-    return extra
+    try:
+        from .python_runner import IPythonRunner
+    except ImportError:
+        runner = None
+    else:
+        runner = IPythonRunner(shell)
+    return BuiltinToolOptions(python_runner=runner, hidden_names=frozenset(getattr(shell, "user_ns_hidden", {}) or ()),
+                              cell_history=history_for(shell), cell_inserter=CellInserter(shell),
+                              undo_store=undo_store_for(shell))
 
 
 def kernel_change_note(shell: Any, session: Session) -> str | None:
@@ -287,13 +284,15 @@ def kernel_change_note(shell: Any, session: Session) -> str | None:
 
     history = history_for(shell)
     previous = history.last_error() if history is not None else None
-    hidden = frozenset(getattr(shell, "user_ns_hidden", {}) or ())  # ListVariables' rule (kernel_extras)
+    hidden = frozenset(getattr(shell, "user_ns_hidden", {}) or ())  # ListVariables' rule (kernel_tool_options)
     return watch_for(session).note(shell.user_ns, hidden, previous_error=previous)
 
 
-def agent_looked(namespace: Any, extra: dict[str, Any], session: Session) -> None:
+def agent_looked(namespace: Any, plugin_options: PluginOptions, session: Session) -> None:
     """The end of an agent cell: the next note compares with the kernel as it is now."""
     from .kernel_changes import watch_for
 
     if isinstance(namespace, dict):
-        watch_for(session).looked(namespace, extra.get("hidden_names"))
+        from ..tools.options import BuiltinToolOptions
+
+        watch_for(session).looked(namespace, plugin_options.get(BuiltinToolOptions).hidden_names)

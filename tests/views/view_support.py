@@ -120,7 +120,7 @@ def config(turns: Sequence[Any], tools: Sequence[Tool], *, streaming: bool = Tru
            **kw: Any) -> RunConfig:
     model = ScriptedModel(list(turns), block_delay=kw.pop("block_delay", 0.0))
     return RunConfig(model=model, tool_provider=lambda: list(tools), can_use_tool=can_use_tool, hooks=NoHooks(),
-                     extra={"streaming_tools": streaming}, **kw)
+                     streaming_tools=streaming, **kw)
 
 
 async def run(session: Session, prompt: str, run_config: RunConfig) -> list[AgentEvent]:
