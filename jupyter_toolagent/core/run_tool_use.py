@@ -26,7 +26,8 @@ from .hook_types import PreToolUseOutcome
 from .permission_types import PermissionDecision
 from .results import error_result, package_result, truncate_middle
 from .tool import ContextModifier, Progress, Tool, ToolResult, ToolUseContext
-from .validation import InputSchemaError, describe_validation_error
+from .validation import describe_validation_error, format_schema_problems
+from ..errors import InputSchemaError
 
 MAX_ERROR_CHARS = 10_000
 
@@ -109,7 +110,7 @@ async def _run_stages(block: dict[str, Any], ctx: ToolUseContext, batch: int | N
     except ValidationError as exc:
         return _fail(block, name, describe_validation_error(name, exc, tool.input_model), "invalid")
     except InputSchemaError as exc:
-        return _fail(block, name, exc.describe(name), "invalid")
+        return _fail(block, name, format_schema_problems(name, exc.problems, exc.schema), "invalid")
 
     # 4. Semantic validation.
     problem = await _semantic_problem(tool, parsed, ctx)
@@ -196,7 +197,7 @@ async def _replace_input(tool: Tool, raw: dict[str, Any], ctx: ToolUseContext, w
     except ValidationError as exc:
         return f"{who} invalid input: " + describe_validation_error(tool.name, exc, tool.input_model)
     except InputSchemaError as exc:
-        return f"{who} invalid input: " + exc.describe(tool.name)
+        return f"{who} invalid input: " + format_schema_problems(tool.name, exc.problems, exc.schema)
     problem = await _semantic_problem(tool, parsed, ctx)
     return f"{who} input that fails its check: {problem}" if problem else parsed
 

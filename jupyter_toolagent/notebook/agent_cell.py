@@ -21,7 +21,7 @@ from ..core.events import NoticeEvent
 from ..core.function_tool import as_tool, tools_from_namespace
 from ..core.session import RunConfig, Session
 from ..core.tool import PluginOptions
-from ..errors import ConfigError, ToolAgentError
+from ..errors import AgentRunFailed, ConfigError, ToolAgentError
 from .headless import Approvals, choose_approvals
 from .mcp_servers import prepare_servers, servers_for
 from .offline import ModelChoice, choose_model, resolve_model_name
@@ -32,15 +32,6 @@ if TYPE_CHECKING:
     from ..core.tool import Tool
     from ..tools.options import BuiltinToolOptions
     from .magics import AgentMagics
-
-
-class AgentRunFailed(ToolAgentError):
-    """The run ended on an API or runtime error. The cell fails — so nbclient and papermill
-    stop, and queued cells follow the kernel's stop-on-error rule — with one line; the details
-    (status, request id, hint) are already in the cell's output."""
-
-    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
-        return [f"{type(self).__name__}: {self}"]
 
 
 FAILED_REASONS = frozenset({"api_error", "error"})

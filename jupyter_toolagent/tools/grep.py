@@ -20,7 +20,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.tool import Progress, ToolResult, ToolUseContext
-from .grep_search import PatternRejected, SearchQuery, SearchResult, compile_pattern, search_python, search_ripgrep
+from .grep_search import SearchQuery, SearchResult, compile_pattern, search_python, search_ripgrep
+from ..errors import PatternRejected
 from .options import builtin_options
 from .paths import FileTool, display_path, read_denied_filter, secret_file_filter
 

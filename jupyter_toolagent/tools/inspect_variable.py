@@ -18,7 +18,8 @@ from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
 from .bounded import DEFAULT_TIMEOUT, TimedOut, run_in_daemon_thread
 from .inspect_guard import refusal
 from .options import builtin_options
-from .inspect_path import InspectPathError, parse_path, resolve_path
+from .inspect_path import parse_path, resolve_path
+from ..errors import InspectPathError
 from .summarize import DEFAULT_BUDGET, summarize
 from .variables import is_hidden, user_tool_of
 

@@ -11,7 +11,7 @@ from pydantic_core import from_json
 from jupyter_toolagent.core.accumulator import MessageAccumulator
 from jupyter_toolagent.core.session import Session
 from jupyter_toolagent.errors import ModelAPIError
-from jupyter_toolagent.models.scripted import ScriptedModel, ScriptedTurn, text_block, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, ScriptedTurn, text_block, tool_use_block
 
 from runtime_support import (
     Probe,

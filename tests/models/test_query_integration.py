@@ -13,7 +13,8 @@ from jupyter_toolagent.core.function_tool import FunctionTool
 from jupyter_toolagent.core.pairing import check_pairing
 from jupyter_toolagent.models.request import cache_prefix_bytes
 from jupyter_toolagent.models.stream_events import new_message_id
-from jupyter_toolagent.testing import FakeAnthropicServer, Fault, ScriptedTurn, text_block, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer, Fault
+from jupyter_toolagent.models import ScriptedTurn, text_block, tool_use_block
 from jupyter_toolagent.testing.validation import request_error
 
 

@@ -31,7 +31,7 @@ from jupyter_toolagent import agent_hook
 from jupyter_toolagent.core.permission_types import PermissionDecision
 from jupyter_toolagent.core.session import RunConfig, Session
 from jupyter_toolagent.core.tool import Tool, ToolOptions, ToolPool, ToolUseContext
-from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, tool_use_block
 from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, decide, is_read_only_command
 from jupyter_toolagent.permissions.rules import parse_rule
 from jupyter_toolagent.tools import Bash, Edit, Read, Write

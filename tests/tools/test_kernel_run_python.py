@@ -20,7 +20,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 
 RUN_CELL = '''
 from jupyter_toolagent import Agent, PermissionDecision
-from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, tool_use_block
 from jupyter_toolagent.notebook.python_runner import IPythonRunner
 from jupyter_toolagent.tools.options import BuiltinToolOptions
 

@@ -15,7 +15,7 @@ from jupyter_toolagent.core.hook_types import PostToolUseOutcome, PreToolUseOutc
 from jupyter_toolagent.core.permission_types import PermissionDecision
 from jupyter_toolagent.core.session import RunConfig, Session
 from jupyter_toolagent.core.tool import Progress, Tool, ToolUseContext
-from jupyter_toolagent.models.scripted import ScriptedModel
+from jupyter_toolagent.models import ScriptedModel
 
 HTML_TAG = re.compile(r"<\s*/?\s*[a-zA-Z][a-zA-Z0-9-]*(\s[^<>]*)?>")
 
