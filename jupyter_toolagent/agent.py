@@ -6,7 +6,7 @@ import dataclasses
 import inspect
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Never, Sequence
+from typing import Any, AsyncIterator, Callable, Iterable, Mapping, Never, Sequence
 
 from .core.abort import AbortSignal
 from .core.continuation import BASE_DELAY, MAX_CONTINUATIONS
@@ -173,7 +173,7 @@ class Agent:
             total = total + run.usage
         return total
 
-    async def stream(self, prompt: str, *, abort: AbortSignal | None = None) -> Any:
+    async def stream(self, prompt: str, *, abort: AbortSignal | None = None) -> AsyncIterator[AgentEvent]:
         """Yield the run's events (see `jupyter_toolagent.core.events`)."""
         problems = await self._start_mcp_servers()
         config = dataclasses.replace(self.config, notices=problems) if problems else self.config

@@ -20,7 +20,8 @@
     ├── InputSchemaError                input that breaks a tool's JSON Schema (also a ValueError)
     ├── EditError                       an edit that cannot be applied
     ├── InspectPathError                an ``InspectVariable`` path that cannot be followed (also a ValueError)
-    └── PatternRejected                 a Grep pattern the backend cannot compile (also a ValueError)
+    ├── PatternRejected                 a Grep pattern the backend cannot compile (also a ValueError)
+    └── TimedOut                        user code that did not return in time (also a TimeoutError)
 
 The last group never leaves a run: the permission checks treat an unreadable command as unknown,
 and a tool turns its own failure into an ``is_error`` tool result, so that the model sees it and
@@ -52,6 +53,7 @@ __all__ = [
     "SettingsFileError",
     "ShellParseError",
     "StreamProtocolError",
+    "TimedOut",
     "ToolAgentError",
     "ToolDefinitionError",
     "UnknownKeywordError",
@@ -220,3 +222,7 @@ class InspectPathError(ToolAgentError, ValueError):
 
 class PatternRejected(ToolAgentError, ValueError):
     """The backend cannot compile the pattern; the message is the backend's own."""
+
+
+class TimedOut(ToolAgentError, TimeoutError):
+    """User code did not return in time; its thread is left to finish on its own."""
