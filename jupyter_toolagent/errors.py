@@ -86,13 +86,18 @@ class UnknownKeywordError(ConfigError, TypeError):
 
     @staticmethod
     def closest(name: str, known: Iterable[str]) -> str | None:
-        """The known name nearest to ``name`` (case and ``-``/``_`` ignored), if any is close."""
+        """The known name nearest to ``name`` (case and ``-``/``_`` ignored), if any is close.
+        Among difflib's close matches, one with exactly the same letters wins: two swapped
+        letters (``modle``) mean ``model``, not the shorter ``mode`` difflib ranks first."""
         def norm(text: str) -> str:
             return text.lower().replace("-", "_")
 
         by_norm = {norm(k): k for k in known}
-        found = difflib.get_close_matches(norm(name), list(by_norm), n=1, cutoff=0.6)
-        return by_norm[found[0]] if found else None
+        typed = norm(name)
+        found = difflib.get_close_matches(typed, list(by_norm), n=3, cutoff=0.6)
+        same_letters = [f for f in found if sorted(f) == sorted(typed)]
+        best = (same_letters or found or [None])[0]
+        return by_norm[best] if best is not None else None
 
 
 class RuleSyntaxError(ConfigError):

@@ -188,6 +188,8 @@ def _tool_list(value: str | None) -> list[str] | None:
 def _unrecognized(words: Sequence[str], parser: argparse.ArgumentParser) -> str:
     """The line for words no option took: an unknown option names the one it most likely meant
     (``--max_turns`` -> ``--max-turns``), so a typo is not a silent or puzzling failure."""
+    # argparse has no public list of a parser's options; `_actions` is stable since Python 3.2
+    # and the tests of this function fail if it changes
     known = [s for action in parser._actions for s in action.option_strings if s.startswith("--")]
     problems = []
     for word in words:
@@ -195,6 +197,6 @@ def _unrecognized(words: Sequence[str], parser: argparse.ArgumentParser) -> str:
             continue
         name = word.split("=", 1)[0]
         meant = UnknownKeywordError.closest(name, known)
-        problems.append(f"unknown option {name}" + (f"; did you mean {meant}?" if meant else
-                                                     f" (options: {', '.join(sorted(known))})"))
-    return "; ".join(problems) or f"unrecognized arguments: {' '.join(words)}"
+        problems.append(f"{name}; did you mean {meant}?" if meant else
+                        f"{name} (options: {', '.join(sorted(known))})")
+    return f"unrecognized arguments: {'; '.join(problems) or ' '.join(words)}"

@@ -15,11 +15,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
+from ..errors import InspectPathError, TimedOut
 from .bounded import DEFAULT_TIMEOUT, run_in_daemon_thread
 from .inspect_guard import refusal
 from .options import builtin_options
 from .inspect_path import parse_path, resolve_path
-from ..errors import InspectPathError, TimedOut
 from .summarize import DEFAULT_BUDGET, summarize
 from .variables import is_hidden, user_tool_of
 
