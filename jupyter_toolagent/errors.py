@@ -96,8 +96,8 @@ class UnknownKeywordError(ConfigError, TypeError):
         typed = norm(name)
         found = difflib.get_close_matches(typed, list(by_norm), n=3, cutoff=0.6)
         same_letters = [f for f in found if sorted(f) == sorted(typed)]
-        best = (same_letters or found or [None])[0]
-        return by_norm[best] if best is not None else None
+        ranked = same_letters or found
+        return by_norm[ranked[0]] if ranked else None
 
 
 class RuleSyntaxError(ConfigError):

@@ -33,7 +33,7 @@ def typos(word: str) -> st.SearchStrategy[str]:
 
 def test_max_turn_names_max_turns() -> None:
     with pytest.raises(UnknownKeywordError) as info:
-        Agent(ScriptedModel([]), max_turn=3)  # type: ignore[call-arg]  # the typo under test
+        Agent(ScriptedModel([]), max_turn=3)  # type: ignore[arg-type]  # the typo under test (mypy sees it too)
     assert str(info.value) == "Agent() got an unexpected keyword argument 'max_turn'; did you mean 'max_turns'?"
     assert isinstance(info.value, TypeError) and isinstance(info.value, ConfigError)
     assert info.value.meant == {"max_turn": "max_turns"}
@@ -44,14 +44,15 @@ def test_max_turn_names_max_turns() -> None:
 def test_a_slip_in_any_keyword_names_that_keyword(case: tuple[str, str]) -> None:
     meant, typo = case
     with pytest.raises(UnknownKeywordError) as info:
-        Agent(ScriptedModel([]), **{typo: 1})
+        slip: dict[str, Any] = {typo: 1}
+        Agent(ScriptedModel([]), **slip)
     assert info.value.meant == {typo: meant}
     assert f"did you mean {meant!r}?" in str(info.value)
 
 
 def test_a_keyword_like_nothing_lists_what_is_taken() -> None:
     with pytest.raises(UnknownKeywordError) as info:
-        Agent(ScriptedModel([]), zzqx=1)  # type: ignore[call-arg]
+        Agent(ScriptedModel([]), zzqx=1)  # type: ignore[arg-type]  # an unknown keyword on purpose
     assert info.value.meant == {"zzqx": None}
     assert "max_turns" in str(info.value) and "plugin_options" in str(info.value)
 
@@ -69,7 +70,7 @@ def test_every_keyword_the_agent_takes_is_accepted() -> None:
 def test_run_sync_refuses_a_misspelled_keyword() -> None:
     agent = Agent(ScriptedModel(["Done."]))
     with pytest.raises(UnknownKeywordError, match="did you mean 'on_event'"):
-        agent.run_sync("hi", on_evnt=print)  # type: ignore[call-arg]
+        agent.run_sync("hi", on_evnt=print)  # type: ignore[arg-type]  # the typo under test
     assert agent.messages == []  # nothing ran
     seen: list[Any] = []
     agent.run_sync("hi", on_event=seen.append)
@@ -90,7 +91,7 @@ class ShowOptions(Tool):
 
 @pytest.mark.asyncio
 async def test_plugin_options_given_to_agent_reach_a_tool_over_http() -> None:
-    turns = [[tool_use_block("ShowOptions", {}, id="toolu_show")], "Done."]
+    turns: list[Any] = [[tool_use_block("ShowOptions", {}, id="toolu_show")], "Done."]
     with FakeAnthropicServer(turns=turns) as server:
         model = AnthropicModel("claude-sonnet-5-5", base_url=server.base_url, api_key="sk-ant-test-000")
         agent = Agent(model, tools=[ShowOptions()], allow=["ShowOptions"], continuation_delay=0,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, cast
 
 from IPython.core.error import UsageError
 
@@ -29,6 +29,7 @@ from .options import CellOptions, check_mode, check_rule_tools, check_rules, par
 from .sessions import registry_for
 
 if TYPE_CHECKING:
+    from ..core.deferred_tools import DeferMode
     from ..core.tool import Tool
     from ..tools.options import BuiltinToolOptions
     from .magics import AgentMagics
@@ -115,7 +116,7 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         context_window=magics.context_window or None,
         compact_at=magics.compact_at,
         rule_surface="cell",
-        defer_tools=magics.defer_tools,
+        defer_tools=cast("DeferMode", magics.defer_tools),  # a traitlets Enum of exactly these values
         plugin_options=PluginOptions(kernel_tool_options(shell)),
         prompt_note=kernel_change_note(shell, session),
         tool_sources=[servers_for(shell), *subagent_sources(magics, model.model, tool_provider, session)],

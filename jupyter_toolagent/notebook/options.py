@@ -82,7 +82,7 @@ def parse_cell_options(magic_func: Callable[..., Any], line: str) -> CellOptions
         argv = shlex.split(line)  # POSIX quoting: --allow 'Bash(git log:*)' is one rule, unquoted
     except ValueError as exc:  # e.g. "No closing quotation"
         raise UsageError(f"cannot read the %%agent options: {exc}") from None
-    parser = magic_func.parser
+    parser: argparse.ArgumentParser = getattr(magic_func, "parser")  # set by the magic_arguments decorator
     ns, unrecognized = parser.parse_known_args(argv)  # MagicArgumentParser raises UsageError
     if unrecognized:
         raise UsageError(_unrecognized(unrecognized, parser))
