@@ -88,7 +88,7 @@ async def _bare_calls(calls: int) -> list[float]:
 
 async def _product_calls(calls: int) -> list[float]:
     from jupyter_toolagent import Agent
-    from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
+    from jupyter_toolagent.models import ScriptedModel, tool_use_block
 
     turns: list[Any] = [[tool_use_block("mcp__demo__echo", {"text": f"hello {i}"})] for i in range(calls + 5)]
     agent = Agent(ScriptedModel([*turns, "done"]), mcp_servers={"demo": _server()}, allow=["mcp__demo__echo"],
@@ -111,7 +111,7 @@ async def _tool_call_alone(calls: int) -> list[float]:
     """Where the product's cost is: the tool's own call, without the §3 pipeline around it."""
     from jupyter_toolagent import Agent
     from jupyter_toolagent.core.tool import Progress
-    from jupyter_toolagent.models.scripted import ScriptedModel
+    from jupyter_toolagent.models import ScriptedModel
 
     agent = Agent(ScriptedModel(["ok"]), mcp_servers={"demo": _server()})
     samples: list[float] = []
@@ -131,7 +131,7 @@ async def _tool_call_alone(calls: int) -> list[float]:
 
 async def _fan_out(runs: int) -> list[float]:
     from jupyter_toolagent import Agent
-    from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
+    from jupyter_toolagent.models import ScriptedModel, tool_use_block
 
     phases: list[float] = []
     turn = [tool_use_block("mcp__demo__sleep", {"seconds": SLEEP}) for _ in range(FAN_OUT)]

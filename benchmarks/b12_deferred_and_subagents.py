@@ -95,7 +95,7 @@ async def sub_agent_run(server: Any, agents: int) -> float:
     """Wall time of a run whose first response starts ``agents`` explore sub-agents at once."""
     from jupyter_toolagent import Agent, tool
     from jupyter_toolagent.models.anthropic import AnthropicModel
-    from jupyter_toolagent.models.turns import tool_use_block
+    from jupyter_toolagent.models import tool_use_block
 
     @tool(read_only=True)
     async def lookup(key: str) -> str:
@@ -138,7 +138,7 @@ async def shares_around_a_search(server: Any, requests: int) -> list[float]:
     from jupyter_toolagent import Agent, tool
     from jupyter_toolagent.models.anthropic import AnthropicModel
     from jupyter_toolagent.core.request_body import cache_prefix_bytes
-    from jupyter_toolagent.models.turns import tool_use_block
+    from jupyter_toolagent.models import tool_use_block
 
     @tool(read_only=True)
     def peek(key: str) -> str:

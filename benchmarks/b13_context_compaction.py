@@ -42,7 +42,7 @@ def _turns(per_cell: int) -> Any:
     state = {"n": 0}
 
     def turn(body: dict[str, Any]) -> Any:
-        from jupyter_toolagent.testing import tool_use_block
+        from jupyter_toolagent.models import tool_use_block
 
         state["n"] += 1
         if state["n"] % per_cell == 0:

@@ -29,7 +29,7 @@ def common_prefix(a: bytes, b: bytes) -> int:
 
 def conversation(requests: int) -> Any:
     """Tool turns of several shapes (text + call, parallel calls, a call alone), then text."""
-    from jupyter_toolagent.models.scripted import text_block, tool_use_block
+    from jupyter_toolagent.models import text_block, tool_use_block
 
     def turn(body: dict[str, Any]) -> Any:
         done = sum(1 for m in body["messages"] if m["role"] == "assistant")

@@ -29,7 +29,7 @@ LATENCY_FILES = ("test-artifacts/browser/latency.json", "test-artifacts/browser/
 
 SETUP = """
 %load_ext jupyter_toolagent
-from jupyter_toolagent.testing import tool_use_block
+from jupyter_toolagent.models import tool_use_block
 bench_turns = [[tool_use_block("RunPython", {"code": "bench_x = 41 + 1"})], "Done."]
 """
 CELL = "%%agent --script bench_turns --interactive --approval-timeout 600 --new\nSet bench_x."

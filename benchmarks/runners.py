@@ -288,7 +288,7 @@ def assistant_turns(body: dict[str, Any]) -> int:
 def fan_out(tool_name: str, calls: int, *, block_delay: float = 0.0,
             final_text: str = "All calls finished.") -> Callable[[dict[str, Any]], Any]:
     """First request: ``calls`` tool_use blocks of ``tool_name``; after the results: text."""
-    from jupyter_toolagent.models.scripted import ScriptedTurn, text_block, tool_use_block
+    from jupyter_toolagent.models import ScriptedTurn, text_block, tool_use_block
 
     def turn(body: dict[str, Any]) -> Any:
         if assistant_turns(body):
@@ -301,7 +301,7 @@ def fan_out(tool_name: str, calls: int, *, block_delay: float = 0.0,
 
 def chain(tool_name: str, requests: int) -> Callable[[dict[str, Any]], Any]:
     """``requests`` requests in all: one tool call per turn, then a final text."""
-    from jupyter_toolagent.models.scripted import text_block, tool_use_block
+    from jupyter_toolagent.models import text_block, tool_use_block
 
     def turn(body: dict[str, Any]) -> Any:
         done = assistant_turns(body)

@@ -12,17 +12,21 @@ from __future__ import annotations
 from typing import Any
 
 from .agent import Agent
-from .agents import subagent
+from .agents.definitions import subagent
 from .core.abort import AbortSignal
+from .core.events import AgentEvent
 from .tools.function_tool import FunctionTool, tool
-from .core.pairing import check_pairing, normalize_messages_for_api, repair_pairing
+from .core.pairing.check import check_pairing
+from .core.pairing.normalize import normalize_messages_for_api
+from .core.pairing.repair import repair_pairing
 from .core.permission_types import ApprovalRequest, ApprovalResponse, PermissionDecision
 from .core.session import RunConfig, Session
 from .core.tool import Tool, ToolResult, ToolUseContext
 from .core.usage import Usage
 from .errors import ConfigError, ModelAPIError, RuleSyntaxError, SettingsFileError, ToolAgentError, ToolDefinitionError
 from .hooks import HookEvent, HookRegistry, HookResult, agent_hook
-from .permissions import PermissionContext, RuleBasedPermissions
+from .permissions.context import PermissionContext
+from .permissions.rule_based import RuleBasedPermissions
 
 __version__ = "0.1.0"
 
@@ -30,6 +34,7 @@ __all__ = [
     "subagent",
     "AbortSignal",
     "Agent",
+    "AgentEvent",
     "ApprovalRequest",
     "ApprovalResponse",
     "ConfigError",

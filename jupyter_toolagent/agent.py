@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, AsyncIterator, Callable, Iterable, Mapping, Never, Sequence
 
 from .core.abort import AbortSignal
+from .core.continuation import BASE_DELAY, MAX_CONTINUATIONS
+from .core.deferred_tools import DeferMode
 from .core.events import AgentEvent, RunFinishedEvent
 from .core.hook_types import HookRunner
 from .core.model import Model
 from .core.permission_types import Approver, CanUseTool
 from .core.session import PermissionMode, RunConfig, RunRecord, Session
 from .core.sync_run import run_to_completion
-from .core.tool import Tool
+from .core.tool import PluginOptions, Tool
 from .core.usage import Usage
 from .defaults import default_plugins
 from .tools.function_tool import as_tool
+from .errors import UnknownKeywordError
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -27,6 +31,12 @@ def _mcp_servers(servers: Mapping[str, Any] | None, cwd: Path) -> Any:
     from .mcp import McpServers
 
     return McpServers.from_mapping(servers or {}, source="agent", cwd=cwd)
+
+
+def _keywords(function: Callable[..., Any]) -> list[str]:
+    """The keyword arguments ``function`` takes by name (for the did-you-mean of a typo)."""
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [p.name for p in inspect.signature(function).parameters.values() if p.kind in kinds and p.name != "self"]
 
 
 def default_model_name() -> str:
@@ -42,7 +52,10 @@ class Agent:
     ``context_window`` overrides the model's window in tokens; the conversation is compacted
     before a request would use more than ``compact_at`` of it (SPEC §14).
     ``subagents`` offers the ``Agent`` tool (SPEC §12), as a ``%%agent`` cell does; pass False
-    to leave it out.
+    to leave it out. ``streaming_tools``, ``defer_tools``, ``max_continuations`` and ``continuation_delay`` are the `RunConfig` fields
+    of the same names; ``plugin_options`` are the plug-ins' option objects (e.g.
+    ``tools.options.BuiltinToolOptions(grep_backend="python")``). An unknown keyword raises
+    `UnknownKeywordError` naming the one it most likely meant.
     """
 
     def __init__(
@@ -69,8 +82,15 @@ class Agent:
         compact_at: float = 0.8,
         mcp_servers: Mapping[str, Any] | None = None,
         subagents: bool = True,
-        **extra: Any,
+        streaming_tools: bool = True,
+        defer_tools: DeferMode = "auto",
+        max_continuations: int = MAX_CONTINUATIONS,
+        continuation_delay: float = BASE_DELAY,
+        plugin_options: Iterable[object] = (),
+        **unknown: Never,
     ) -> None:
+        if unknown:
+            raise UnknownKeywordError("Agent()", list(unknown), _keywords(Agent.__init__))
         if model is None or isinstance(model, str):
             from .models.anthropic import AnthropicModel
 
@@ -88,8 +108,9 @@ class Agent:
             allow=allow, deny=deny, ask=ask, approver=approver, interactive=approver is not None,
             hooks=hooks, can_use_tool=can_use_tool, cwd=Path(cwd) if cwd else None, namespace=namespace,
             tool_provider=self._provide_tools, context_window=context_window, compact_at=compact_at,
-            extra=dict(extra), tool_sources=[self.mcp, *self._subagent_sources(subagents, max_tokens)],
-            plugins=default_plugins(),
+            streaming_tools=streaming_tools, defer_tools=defer_tools, max_continuations=max_continuations,
+            continuation_delay=continuation_delay, plugin_options=PluginOptions(*plugin_options),
+            tool_sources=[self.mcp, *self._subagent_sources(subagents, max_tokens)], plugins=default_plugins(),
         )
         self._check_rule_tools({"allow": allow, "deny": deny, "ask": ask})
 
@@ -157,7 +178,7 @@ class Agent:
             total = total + run.usage
         return total
 
-    async def stream(self, prompt: str, *, abort: AbortSignal | None = None) -> Any:
+    async def stream(self, prompt: str, *, abort: AbortSignal | None = None) -> AsyncIterator[AgentEvent]:
         """Yield the run's events (see `jupyter_toolagent.core.events`)."""
         problems = await self._start_mcp_servers()
         config = dataclasses.replace(self.config, notices=problems) if problems else self.config
@@ -202,10 +223,13 @@ class Agent:
     async def aclose(self) -> None:
         await self.mcp.aclose()
 
-    def run_sync(self, prompt: str, **kw: Any) -> RunRecord:
+    def run_sync(self, prompt: str, *, abort: AbortSignal | None = None,
+                 on_event: Callable[[AgentEvent], None] | None = None, **unknown: Never) -> RunRecord:
         """`run` for code that is not async. Inside a running event loop (a notebook cell) the
         run goes to a fresh loop in a worker thread, so it works there too."""
-        return run_to_completion(lambda: self._run_on_own_loop(prompt, **kw))
+        if unknown:
+            raise UnknownKeywordError("Agent.run_sync()", list(unknown), _keywords(Agent.run_sync))
+        return run_to_completion(lambda: self._run_on_own_loop(prompt, abort=abort, on_event=on_event))
 
     @property
     def last_finish(self) -> RunFinishedEvent | None:

@@ -31,7 +31,8 @@ from typing import Any, Callable
 
 from jupyter_toolagent import Agent
 from jupyter_toolagent.models.anthropic import AnthropicModel
-from jupyter_toolagent.testing import FakeAnthropicServer, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import tool_use_block
 
 FAKE_KEY = "sk-ant-api03-" + "reference" * 4
 QUIET_ENV = {

@@ -22,8 +22,14 @@ from .definitions import AGENT_TOOL_NAME, SubagentDefinition
 
 MAX_DEPTH = 2
 """Levels of sub-agents below the cell's own run; ``Agent`` is not offered at the last one."""
-DEPTH_KEY = "subagent_depth"
-LABEL_KEY = "subagent_label"
+
+
+@dataclass(frozen=True)
+class SubagentOptions:
+    """What a sub-agent's calls carry about it (``ctx.options.plugins``)."""
+
+    depth: int = 0
+    """Levels of sub-agents above these calls: 0 in the cell's own run."""
 
 
 @dataclass
@@ -61,7 +67,7 @@ class SubRun:
 
 
 def depth_of(ctx: ToolUseContext) -> int:
-    return int(ctx.options.extra.get(DEPTH_KEY, 0))
+    return ctx.options.plugins.get(SubagentOptions).depth
 
 
 class _LabelledPermissions:
@@ -76,6 +82,16 @@ class _LabelledPermissions:
         if decision.behavior == "deny":
             decision = replace(decision, message=f"{decision.message} (call made by sub-agent {self.label})")
         return decision
+
+
+def _subrun_config(parent: ToolUseContext, **settings: Any) -> RunConfig:
+    """The sub-run's settings: its own model, turns and prompt; the parent run's loop settings
+    (streaming, continuations) and plug-in options."""
+    run = parent.options.run
+    inherited: dict[str, Any] = {} if run is None else {
+        "streaming_tools": run.streaming_tools, "defer_tools": run.defer_tools,
+        "max_continuations": run.max_continuations, "continuation_delay": run.continuation_delay}
+    return RunConfig(**settings, **inherited, plugin_options=parent.options.plugins)
 
 
 def _resolve_model(definition: SubagentDefinition, parent_model: Any) -> Any:
@@ -115,7 +131,8 @@ async def run_subagent(definition: SubagentDefinition, prompt: str, description:
     deferred_all = {n: t for n, t in (parent_deferred.all.items() if parent_deferred else ()) if definition.selects(t)}
     chosen_names = {t.name for t in chosen}
     search = next((t for t in parent_tools if t.name == TOOL_SEARCH_NAME), None)
-    options = replace(parent.options, extra={**parent.options.extra, DEPTH_KEY: depth, LABEL_KEY: label})
+    options = replace(parent.options, agent_label=label,
+                      plugins=parent.options.plugins.with_options(SubagentOptions(depth=depth)))
     can_use_tool = _LabelledPermissions(parent.can_use_tool, label)
 
     def emit(event: AgentEvent) -> None:
@@ -133,8 +150,8 @@ async def run_subagent(definition: SubagentDefinition, prompt: str, description:
                               emit=emit, session=child, can_use_tool=can_use_tool, options=options,
                               outputs=child.outputs, deferred=deferred if deferred_all else None)
 
-    config = RunConfig(model=_resolve_model(definition, model), max_turns=definition.max_turns,
-                       max_tokens=max_tokens, system=definition.system, extra=dict(parent.options.extra))
+    config = _subrun_config(parent, model=_resolve_model(definition, model), max_turns=definition.max_turns,
+                            max_tokens=max_tokens, system=definition.system)
     await drive_run(child, prompt, config, parent.abort, emit, build_context)
     return sub
 

@@ -27,7 +27,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ToolAgentError
+from ..errors import StreamProtocolError, ToolAgentError
 from .pairing.server_tools import unpaired_server_tool_uses
 
 INPUT_BLOCKS = {"tool_use", "server_tool_use"}
@@ -42,10 +42,6 @@ _KNOWN_DELTAS: dict[str, tuple[str, str, bool]] = {
 # Opaque payloads of unknown deltas: each delta carries the whole value, so the latest wins
 # (splitting an encrypted token and concatenating the halves would corrupt it).
 _OPAQUE_FIELDS = frozenset({"encrypted_content", "signature", "data"})
-
-
-class StreamProtocolError(ToolAgentError):
-    """The stream's events are out of order or refer to unknown blocks."""
 
 
 @dataclass

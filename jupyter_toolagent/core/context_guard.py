@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..errors import ModelAPIError
+from ..errors import ContextOverflowError, ModelAPIError
 from .accumulator import MessageAccumulator
 from .compaction import (
     Compaction,
@@ -44,10 +44,6 @@ if TYPE_CHECKING:
 Emit = Callable[[AgentEvent], None]
 
 SUMMARY_MAX_TOKENS = 4096
-
-
-class ContextOverflowError(ModelAPIError):
-    """The conversation does not fit the window even after compaction."""
 
 
 def session_context(session: "Session") -> ContextState:

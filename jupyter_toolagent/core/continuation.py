@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
 
 from ..errors import ModelAPIError
 from .abort import AbortSignal
@@ -57,18 +56,13 @@ def continuation_note(failure: ModelAPIError) -> str:
 class StreamContinuations:
     """How many automatic continuations a run has used, and whether it may take another.
 
-    ``base_delay`` (seconds) can be lowered for tests through ``RunConfig.extra
-    ["continuation_delay"]``; ``limit`` through ``extra["max_continuations"]``.
+    ``limit`` and ``base_delay`` (seconds) come from `RunConfig.max_continuations` and
+    `RunConfig.continuation_delay` (tests lower the delay).
     """
 
     limit: int = MAX_CONTINUATIONS
     base_delay: float = BASE_DELAY
     used: int = 0
-
-    @classmethod
-    def from_extra(cls, extra: dict[str, Any]) -> "StreamContinuations":
-        return cls(limit=int(extra.get("max_continuations", MAX_CONTINUATIONS)),
-                   base_delay=float(extra.get("continuation_delay", BASE_DELAY)))
 
     @staticmethod
     def is_broken_stream(failure: ModelAPIError | None, response_started: bool) -> bool:

@@ -217,7 +217,7 @@ async def drive_run(
     model = config.model
     system = build_system_prompt(config.system)
     run_start = len(session.messages)
-    continuations = StreamContinuations.from_extra(config.extra)
+    continuations = StreamContinuations(limit=config.max_continuations, base_delay=config.continuation_delay)
     if prompt:
         content = [{"type": "text", "text": prompt}]
         if config.prompt_note:
@@ -246,7 +246,7 @@ async def drive_run(
                 reason = "dry_run"
                 return
             emit(RequestStartedEvent(index=index, model=model.model_name))
-            turn = _Turn(ctx, streaming=config.extra.get("streaming_tools", True))
+            turn = _Turn(ctx, streaming=config.streaming_tools)
             try:
                 await turn.stream(model, body, emit)
             except ModelAPIError as exc:

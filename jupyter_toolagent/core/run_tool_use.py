@@ -28,7 +28,8 @@ from . import result_texts
 from .results import error_result, package_result, truncate_middle
 from .tool import ContextModifier, Progress, Tool, ToolResult, ToolUseContext
 from .tool_call import ToolCall, ToolUseRequest, observable_input
-from .validation import InputSchemaError, describe_validation_error
+from .validation import describe_validation_error, format_schema_problems
+from ..errors import InputSchemaError
 
 MAX_ERROR_CHARS = 10_000
 
@@ -171,7 +172,7 @@ def _schema_problem(tool: Tool, error: ValidationError | InputSchemaError | None
     if isinstance(error, ValidationError):
         return describe_validation_error(tool.name, error, tool.input_model)
     if isinstance(error, InputSchemaError):
-        return error.describe(tool.name)
+        return format_schema_problems(tool.name, error.problems, error.schema)
     return f"the input of {tool.name} could not be read"
 
 
@@ -190,7 +191,7 @@ async def _replace_input(call: ToolCall, raw: dict[str, Any], ctx: ToolUseContex
     except ValidationError as exc:
         return result_texts.invalid_replacement(who, describe_validation_error(tool.name, exc, tool.input_model))
     except InputSchemaError as exc:
-        return result_texts.invalid_replacement(who, exc.describe(tool.name))
+        return result_texts.invalid_replacement(who, format_schema_problems(tool.name, exc.problems, exc.schema))
     problem = await _semantic_problem(tool, parsed, ctx)
     return result_texts.replacement_problem(who, problem) if problem else call.with_input(parsed, ctx)
 

@@ -14,13 +14,17 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Liter
 
 from ..errors import ConfigError
 from .abort import AbortSignal
+from .continuation import BASE_DELAY, MAX_CONTINUATIONS
 from .events import AgentEvent, NoticeEvent, RunFinishedEvent
 from .event_scrub import scrub_event
 from .request_log import RequestLog
+from .tool import PluginOptions
 from .secrets import environment_scrubber
 from .usage import Usage
 
 if TYPE_CHECKING:
+    from .model import Model
+    from .deferred_tools import DeferMode
     from .hook_types import HookRunner
     from .model import Model
     from .permission_types import Approver, CanUseTool, RuleSurface
@@ -83,7 +87,18 @@ class RunConfig:
     auto_compact: bool = True
     rule_surface: "RuleSurface" = "python"
     """``"cell"`` when the run comes from a ``%%agent`` cell: hints then name ``--allow``."""
-    extra: dict[str, Any] = field(default_factory=dict)
+    streaming_tools: bool = True
+    """Run each tool call as soon as its input has streamed (`StreamingToolExecutor`); False:
+    run the calls once the whole response has arrived."""
+    defer_tools: "DeferMode" = "auto"
+    """Which tools are sent by name only until ``ToolSearch`` loads them (SPEC §13)."""
+    max_continuations: int = MAX_CONTINUATIONS
+    """Automatic continuations after a response stream broke off, per run."""
+    continuation_delay: float = BASE_DELAY
+    """Seconds before the first continuation (doubled for each further one); tests lower it."""
+    plugin_options: PluginOptions = field(default_factory=PluginOptions)
+    """The plug-ins' own option objects (the built-in tools', a sub-agent's …), handed to every
+    call as ``ctx.options.plugins``; the core carries them without reading them."""
     prompt_note: str | None = None
     """Facts about the world since the last run (e.g. what changed in the kernel), sent after the
     prompt in the same user message: per-cell facts never go into the system prompt, which must
@@ -361,14 +376,15 @@ class Session:
             pool = config.plugins.visible_tools(pool, self.permissions)
         from .deferred_tools import split_deferred
 
-        pool, deferred = split_deferred(pool, str(config.extra.get("defer_tools") or "auto"), self.loaded_tools)
+        pool, deferred = split_deferred(pool, config.defer_tools, self.loaded_tools)
         options = ToolOptions(
             cwd=Path(config.cwd) if config.cwd is not None else Path(getattr(self.permissions, "cwd", None) or self.cwd),
             namespace=config.namespace,
             max_result_chars=config.max_result_chars,
             max_message_chars=config.max_message_chars,
             rule_surface=config.rule_surface,
-            extra=dict(config.extra),
+            plugins=config.plugin_options,
+            run=config,
         )
         return ToolUseContext(
             tools=pool, can_use_tool=can_use_tool, abort=abort, messages=list(self.messages),

@@ -16,8 +16,8 @@ import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import (TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Iterable, Literal, Mapping, Protocol, Sequence,
-                    runtime_checkable)
+from typing import (TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Iterable, Iterator, Literal, Mapping, Protocol,
+                    Sequence, TypeVar, cast, runtime_checkable)
 
 from pydantic import BaseModel, ConfigDict
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .permission_types import CanUseTool, PermissionState
     from .results import ToolOutputStore
     from .session import Session
+    from .session import RunConfig
 
 Content = str | list[dict[str, Any]]
 _SCHEMAS: "weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]]" = weakref.WeakKeyDictionary()
@@ -219,6 +220,51 @@ class ToolPool:
         return ToolPool(t for t in self._tools if t.name not in drop)
 
 
+_Options = TypeVar("_Options")
+
+
+class PluginOptions:
+    """The options of plug-ins, one object per type, carried by the core without reading them.
+
+    A plug-in that needs settings (the built-in tools' Python runner, a sub-agent's depth …)
+    defines a small dataclass whose fields all have defaults, and reads it back by its type:
+    ``ctx.options.plugins.get(BuiltinToolOptions).grep_backend``. The type is the key, so a
+    misspelled option is an ``AttributeError`` (and a mypy error), not a silent default, and the
+    core never imports the plug-in that defined it. An absent type reads as its defaults.
+    Immutable: `with_options` returns a new one, so a sub-run can change its copy only.
+    """
+
+    __slots__ = ("_by_type",)
+
+    def __init__(self, *options: object) -> None:
+        self._by_type: dict[type[Any], object] = {type(o): o for o in options}
+
+    def get(self, kind: type[_Options]) -> _Options:
+        """The ``kind`` object given, else ``kind()`` (its defaults)."""
+        found = self._by_type.get(kind)
+        return cast(_Options, found) if found is not None else kind()
+
+    def find(self, kind: type[_Options]) -> _Options | None:
+        """The ``kind`` object given, or None when nobody gave one."""
+        return cast("_Options | None", self._by_type.get(kind))
+
+    def with_options(self, *options: object) -> "PluginOptions":
+        """A copy where each of ``options`` replaces the object of its type."""
+        return PluginOptions(*self._by_type.values(), *options)
+
+    def __iter__(self) -> Iterator[object]:
+        return iter(self._by_type.values())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PluginOptions) and other._by_type == self._by_type
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._by_type))
+
+    def __repr__(self) -> str:
+        return f"PluginOptions({', '.join(map(repr, self._by_type.values()))})"
+
+
 @dataclass
 class ToolOptions:
     """Per-run settings the tools and the pipeline read."""
@@ -231,7 +277,14 @@ class ToolOptions:
     hook_timeout: float = 60.0
     rule_surface: "RuleSurface" = "python"
     """Where rules are given (``Agent(allow=...)`` or ``%%agent --allow``), for the hints in denials."""
-    extra: dict[str, Any] = field(default_factory=dict)
+    agent_label: str | None = None
+    """The sub-agent making these calls (None: the run's own agent). A permission engine puts it
+    in `ApprovalRequest.agent`, so the person knows who asks."""
+    plugins: PluginOptions = field(default_factory=PluginOptions)
+    """The plug-ins' own options (`PluginOptions`), from `RunConfig.plugin_options`."""
+    run: "RunConfig | None" = None
+    """The settings of the run these calls belong to: a nested run (a sub-agent's) takes its
+    loop settings from it."""
 
 
 def _drop_event(event: "AgentEvent") -> None:

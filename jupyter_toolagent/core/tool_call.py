@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from .validation import InputSchemaError
+from ..errors import InputSchemaError
 
 if TYPE_CHECKING:
     from .tool import Tool, ToolUseContext

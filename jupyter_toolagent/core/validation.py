@@ -204,16 +204,3 @@ def format_schema_problems(tool_name: str, problems: list[str], schema: dict[str
 def given(value: Any) -> str:
     """How a wrong value is quoted in an error: its JSON type and (the start of) its text."""
     return _given(value)
-
-
-class InputSchemaError(ValueError):
-    """Stage 3 failed for a tool whose schema is plain JSON Schema rather than a pydantic
-    model (an MCP server's). ``problems`` are already worded like pydantic's (`describe`)."""
-
-    def __init__(self, problems: list[str], schema: dict[str, Any]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
-        self.schema = schema
-
-    def describe(self, tool_name: str) -> str:
-        return format_schema_problems(tool_name, self.problems, self.schema)

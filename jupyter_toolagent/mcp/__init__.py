@@ -9,7 +9,7 @@ long call blocks the kernel.
 
 from typing import Any
 
-from .config import McpConfigError, McpServerConfig, parse_server, parse_servers, project_servers
+from .config import McpServerConfig, parse_server, parse_servers, project_servers
 from .servers import McpServers, ServerStatus
 
 
@@ -22,7 +22,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "McpConfigError",
     "McpServerConfig",
     "McpServers",
     "McpTool",

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from ..errors import ConfigError
+from ..errors import ConfigError, McpConfigError
 
 Source = Literal["user", "agent", ".mcp.json", "settings"]
 PROJECT_SOURCES: frozenset[str] = frozenset({".mcp.json", "settings"})
@@ -33,10 +33,6 @@ _COMMON_KEYS = {"type", "trust", "timeout", "startTimeout", "defer", "descriptio
 _STDIO_KEYS = _COMMON_KEYS | {"command", "args", "env", "cwd"}
 _HTTP_KEYS = _COMMON_KEYS | {"url", "headers"}
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-
-
-class McpConfigError(ConfigError):
-    """A bad MCP server entry; the message is one line that names the server."""
 
 
 @dataclass(frozen=True)

@@ -17,15 +17,12 @@ import contextlib
 import os
 from typing import Any, Callable, Literal, Mapping
 
+from ..errors import McpServerGone
 from .config import McpServerConfig
 from .stdio_transport import STOP_BUDGET, ServerProcess, stdio_transport
 
 State = Literal["starting", "connected", "failed", "closed"]
 ProgressCallback = Callable[[float, "float | None", "str | None"], None]
-
-
-class McpServerGone(Exception):
-    """The server is not connected (it failed, exited or was removed); the text says why."""
 
 
 class McpConnection:

@@ -95,7 +95,7 @@ class ReadMcpResource(Tool):
                                       "which is not trusted (\"trust\": true)", "tool")
 
     async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> Any:
-        from .connection import McpServerGone
+        from ..errors import McpServerGone
 
         assert isinstance(input, ReadMcpResourceInput)
         connection = self._servers.connection(input.server)

@@ -15,7 +15,8 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError, ValidationError
 
-from ..core.validation import InputSchemaError, field_path, given
+from ..core.validation import field_path, given
+from ..errors import InputSchemaError
 
 _TYPE_WORDS = {"integer": "integer", "number": "number", "string": "string", "boolean": "boolean",
                "array": "array", "object": "object", "null": "null"}

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING
 
 from ..core.tool import Tool
 from . import loop
-from .config import McpConfigError, McpServerConfig, parse_server
+from .config import McpServerConfig, parse_server
+from ..errors import McpConfigError
 from .names import server_prefix, unique_names
 
 if TYPE_CHECKING:  # the SDK and jsonschema load only once a server starts (an Agent without one pays nothing)
@@ -186,7 +187,7 @@ class McpServers:
                 self.problems.append(text)
         if not pending:
             return problems
-        from .connection import McpServerGone
+        from ..errors import McpServerGone
 
         results = await asyncio.gather(*(self.start(name) for name in pending), return_exceptions=True)
         for name, result in zip(pending, results):
@@ -335,4 +336,4 @@ def _stop_everything_at_exit() -> None:
                 kill_group_now(pid)
 
 
-__all__ = ["McpConfigError", "McpServers", "ServerStatus"]
+__all__ = ["McpServers", "ServerStatus"]

@@ -99,7 +99,7 @@ class McpTool(Tool):
             fraction = min(max(value / total, 0.0), 1.0) if total else None
             progress(message or (f"{value:g} of {total:g}" if total else f"{value:g}"), fraction)
 
-        from .connection import McpServerGone
+        from ..errors import McpServerGone
 
         try:
             result = await loop.call(connection.call_tool(self.mcp_name, arguments, loop.in_caller_loop(on_progress),

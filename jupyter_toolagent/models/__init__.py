@@ -10,14 +10,14 @@ from typing import Any
 
 from ..core.model import Model, StreamEvent
 from .pricing import Cost, estimate_cost, format_cost, price_unknown_reason
-from .scripted import ScriptedModel, ScriptedTurn, ScriptExhaustedError, text_block, thinking_block, tool_use_block
+from .scripted import ScriptedModel
+from .turns import ScriptedTurn, text_block, thinking_block, tool_use_block
 from .stream_events import estimate_tokens, message_stream_events, new_message_id, new_request_id, new_tool_use_id
 
 __all__ = [
     "AnthropicModel",
     "Cost",
     "Model",
-    "ScriptExhaustedError",
     "ScriptedModel",
     "ScriptedTurn",
     "StreamEvent",

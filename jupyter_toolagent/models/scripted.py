@@ -26,25 +26,9 @@ from typing import Any, AsyncIterator
 from ..core.abort import AbortSignal
 from ..errors import ModelAPIError
 from .stream_events import events_without_pings, message_stream_events, new_request_id
-from .turns import (
-    PreparedTurn,
-    ScriptedTurn,
-    ScriptExhaustedError,
-    Turn,
-    TurnScript,
-    TurnSource,
-    invalid_script,
-    is_raw_events,
-    message_of_events,
-    prepare_turn,
-    text_block,
-    thinking_block,
-    timed_events,
-    tool_use_block,
-)
-from .turns import __all__ as _turn_names
+from .turns import PreparedTurn, TurnScript, TurnSource, invalid_script, prepare_turn, timed_events
 
-__all__ = ["ScriptedModel", *_turn_names]
+__all__ = ["ScriptedModel"]
 
 
 async def _aborted_within(seconds: float, abort: AbortSignal) -> bool:

@@ -27,12 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence, Union
 
 from ..core.accumulator import MessageAccumulator
-from ..errors import ModelAPIError
+from ..errors import ModelAPIError, ScriptExhaustedError
 from .stream_events import estimate_tokens, new_message_id, new_tool_use_id
 
 __all__ = [
     "PreparedTurn",
-    "ScriptExhaustedError",
     "ScriptedTurn",
     "Turn",
     "TurnScript",
@@ -72,10 +71,6 @@ class ScriptedTurn:
 
 Turn = Union[ScriptedTurn, str, Sequence[dict[str, Any]], dict[str, Any]]
 TurnSource = Union[Sequence[Turn], Callable[[dict[str, Any]], Union[Turn, None, Awaitable[Union[Turn, None]]]]]
-
-
-class ScriptExhaustedError(ModelAPIError):
-    """The script has no turn left for a request."""
 
 
 def invalid_script(problem: str) -> ModelAPIError:

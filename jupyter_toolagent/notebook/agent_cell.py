@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, cast
 
 from IPython.core.error import UsageError
 
@@ -20,7 +20,8 @@ from ..core.abort import AbortSignal
 from ..core.events import NoticeEvent
 from ..core.session import RunConfig, Session
 from ..defaults import default_plugins
-from ..errors import ConfigError, ToolAgentError
+from ..core.tool import PluginOptions
+from ..errors import AgentRunFailed, ConfigError, ToolAgentError
 from ..tools.function_tool import as_tool, tools_from_namespace
 from .headless import Approvals, choose_approvals
 from .mcp_servers import prepare_servers, servers_for
@@ -29,17 +30,10 @@ from .options import CellOptions, check_mode, check_rule_tools, check_rules, par
 from .sessions import registry_for
 
 if TYPE_CHECKING:
+    from ..core.deferred_tools import DeferMode
     from ..core.tool import Tool
+    from ..tools.options import BuiltinToolOptions
     from .magics import AgentMagics
-
-
-class AgentRunFailed(ToolAgentError):
-    """The run ended on an API or runtime error. The cell fails — so nbclient and papermill
-    stop, and queued cells follow the kernel's stop-on-error rule — with one line; the details
-    (status, request id, hint) are already in the cell's output."""
-
-    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
-        return [f"{type(self).__name__}: {self}"]
 
 
 FAILED_REASONS = frozenset({"api_error", "error"})
@@ -123,8 +117,9 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         context_window=magics.context_window or None,
         compact_at=magics.compact_at,
         rule_surface="cell",
+        defer_tools=cast("DeferMode", magics.defer_tools),  # a traitlets Enum of exactly these values
+        plugin_options=PluginOptions(kernel_tool_options(shell)),
         plugins=default_plugins(),
-        extra={**kernel_extras(shell), "defer_tools": magics.defer_tools},
         prompt_note=kernel_change_note(shell, session),
         tool_sources=[servers_for(shell), *subagent_sources(magics, model.model, tool_provider, session)],
     )
@@ -167,7 +162,7 @@ async def execute_cell(cell: PreparedCell) -> None:
         raise
     finally:
         if not cell.config.dry_run:
-            agent_looked(cell.config.namespace, cell.config.extra, cell.session)
+            agent_looked(cell.config.namespace, cell.config.plugin_options, cell.session)
         view.finish(error)
         if cell.model.owned:
             close = getattr(cell.model.model, "aclose", None)
@@ -257,27 +252,18 @@ def check_tool_names(provide: Callable[[], list["Tool"]], names: Sequence[str]) 
                          f"(neither a tool nor a function in the notebook; tools: {', '.join(sorted(available))})")
 
 
-def kernel_extras(shell: Any) -> dict[str, Any]:
-    """Front-end facts tools read from ``ctx.options.extra``."""
-    extra: dict[str, Any] = {"hidden_names": frozenset(getattr(shell, "user_ns_hidden", {}) or ())}
-    extra.update(notebook_extras(shell))
-    from .python_runner import IPythonRunner
-
-    extra["python_runner"] = IPythonRunner(shell)
-    return extra
-
-
-def notebook_extras(shell: Any) -> dict[str, Any]:
-    """The notebook-awareness pieces (SPEC §15): cell history, cell inserter, undo store."""
+def kernel_tool_options(shell: Any) -> BuiltinToolOptions:
+    """The kernel's pieces the built-in tools use: the shell's runner and hidden names, and the
+    notebook-awareness pieces (SPEC §15) — cell history, cell inserter, undo store."""
+    from ..tools.options import BuiltinToolOptions
     from .cell_history import history_for
     from .cell_inserter import CellInserter
+    from .python_runner import IPythonRunner
     from .undo import undo_store_for
 
-    extra: dict[str, Any] = {"cell_inserter": CellInserter(shell), "undo_store": undo_store_for(shell)}
-    history = history_for(shell)
-    if history is not None:
-        extra["cell_history"] = history
-    return extra
+    return BuiltinToolOptions(python_runner=IPythonRunner(shell), hidden_names=frozenset(getattr(shell, "user_ns_hidden", {}) or ()),
+                              cell_history=history_for(shell), cell_inserter=CellInserter(shell),
+                              undo_store=undo_store_for(shell))
 
 
 def kernel_change_note(shell: Any, session: Session) -> str | None:
@@ -287,13 +273,15 @@ def kernel_change_note(shell: Any, session: Session) -> str | None:
 
     history = history_for(shell)
     previous = history.last_error() if history is not None else None
-    hidden = frozenset(getattr(shell, "user_ns_hidden", {}) or ())  # ListVariables' rule (kernel_extras)
+    hidden = frozenset(getattr(shell, "user_ns_hidden", {}) or ())  # ListVariables' rule (kernel_tool_options)
     return watch_for(session).note(shell.user_ns, hidden, previous_error=previous)
 
 
-def agent_looked(namespace: Any, extra: dict[str, Any], session: Session) -> None:
+def agent_looked(namespace: Any, plugin_options: PluginOptions, session: Session) -> None:
     """The end of an agent cell: the next note compares with the kernel as it is now."""
     from .kernel_changes import watch_for
 
     if isinstance(namespace, dict):
-        watch_for(session).looked(namespace, extra.get("hidden_names"))
+        from ..tools.options import BuiltinToolOptions
+
+        watch_for(session).looked(namespace, plugin_options.get(BuiltinToolOptions).hidden_names)

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ..mcp import McpConfigError, parse_server
+from ..mcp import parse_server
+from ..errors import McpConfigError
 from .mcp_servers import servers_for
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ def _add(servers: Any, args: list[str]) -> str:
     except McpConfigError as exc:
         raise UsageError(str(exc)) from None
     servers.configure(config)
-    from ..mcp.connection import McpServerGone
+    from ..errors import McpServerGone
 
     try:
         connection = servers.start_sync(name)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from ..errors import ConfigError
+from ..errors import ConfigError, UnknownKeywordError
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 
@@ -82,7 +82,10 @@ def parse_cell_options(magic_func: Callable[..., Any], line: str) -> CellOptions
         argv = shlex.split(line)  # POSIX quoting: --allow 'Bash(git log:*)' is one rule, unquoted
     except ValueError as exc:  # e.g. "No closing quotation"
         raise UsageError(f"cannot read the %%agent options: {exc}") from None
-    ns = magic_func.parser.parse_args(argv)  # MagicArgumentParser raises UsageError
+    parser: argparse.ArgumentParser = getattr(magic_func, "parser")  # set by the magic_arguments decorator
+    ns, unrecognized = parser.parse_known_args(argv)  # MagicArgumentParser raises UsageError
+    if unrecognized:
+        raise UsageError(_unrecognized(unrecognized, parser))
     options = CellOptions(
         model=_nonempty(ns.model, "--model"),
         new=ns.new,
@@ -180,3 +183,20 @@ def _tool_list(value: str | None) -> list[str] | None:
     if not names:
         raise UsageError("--tools needs at least one tool name")
     return names
+
+
+def _unrecognized(words: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """The line for words no option took: an unknown option names the one it most likely meant
+    (``--max_turns`` -> ``--max-turns``), so a typo is not a silent or puzzling failure."""
+    # argparse has no public list of a parser's options; `_actions` is stable since Python 3.2
+    # and the tests of this function fail if it changes
+    known = [s for action in parser._actions for s in action.option_strings if s.startswith("--")]
+    problems = []
+    for word in words:
+        if not word.startswith("-") or word == "-":
+            continue
+        name = word.split("=", 1)[0]
+        meant = UnknownKeywordError.closest(name, known)
+        problems.append(f"{name}; did you mean {meant}?" if meant else
+                        f"{name} (options: {', '.join(sorted(known))})")
+    return f"unrecognized arguments: {'; '.join(problems) or ' '.join(words)}"

@@ -10,7 +10,7 @@ expression's value is formatted by the shell's display formatter (so an object w
 It deliberately does not call ``shell.run_cell``: that would advance the execution count, add to
 ``In``/``Out``, fire ``pre/post_run_cell`` events (which make the inline backend draw every open
 figure into the agent's cell) and print tracebacks into the cell. The notebook layer passes an
-instance as ``extra["python_runner"]``, together with ``extra["hidden_names"]`` (the shell's
+instance as `BuiltinToolOptions.python_runner`, together with its ``hidden_names`` (the shell's
 ``user_ns_hidden``) for ListVariables.
 """
 

@@ -38,7 +38,7 @@ from .modes import MODES, Mode, parse_mode
 from .rule_based import RuleBasedPermissions
 from .rules import PermissionRule, RuleEntry, parse_rule
 from .settings import Settings, find_settings_file, load_settings
-from .shell import ShellParseError, is_read_only_command, split_command
+from .shell import is_read_only_command, split_command
 
 __all__ = [
     "ACCEPT_EDITS_GRANT",
@@ -50,7 +50,6 @@ __all__ = [
     "RuleBasedPermissions",
     "RuleEntry",
     "Settings",
-    "ShellParseError",
     "decide",
     "find_settings_file",
     "is_read_only_command",

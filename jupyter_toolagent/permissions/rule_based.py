@@ -62,7 +62,7 @@ class RuleBasedPermissions:
             )
         grant = always_allow_grant(call, ctx, decision)
         request = ApprovalRequest(tool.name, dict(input), tool_use_id, reason=decision.message, suggested_rule=grant,
-                                  agent=ctx.options.extra.get("subagent_label"))
+                                  agent=ctx.options.agent_label)
         ctx.emit(PermissionAskedEvent(tool_use_id=tool_use_id, name=tool.name, input=dict(input),
                                       reason=decision.message, suggested_rule=grant))
         answer = await self._wait_for_answer(request, ctx)

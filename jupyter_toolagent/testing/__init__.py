@@ -1,6 +1,7 @@
 """A fake Anthropic Messages API for tests, teaching and offline demos (SPEC §7.3).
 
-    from jupyter_toolagent.testing import FakeAnthropicServer, Fault, tool_use_block
+    from jupyter_toolagent.models import tool_use_block
+    from jupyter_toolagent.testing import FakeAnthropicServer, Fault
 
     with FakeAnthropicServer(turns=[[tool_use_block("ListVariables")], "Done."]) as server:
         server.inject(Fault.rate_limit(retry_after_ms=50))
@@ -10,7 +11,6 @@
 
 from __future__ import annotations
 
-from ..models.scripted import ScriptedTurn, text_block, thinking_block, tool_use_block
 from .fake_server import FakeAnthropicServer, RecordedRequest
 from .faults import Fault
 from .recorded import RecordedStream
@@ -21,9 +21,5 @@ __all__ = [
     "Fault",
     "RecordedRequest",
     "RecordedStream",
-    "ScriptedTurn",
     "quickstart_turns",
-    "text_block",
-    "thinking_block",
-    "tool_use_block",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..models.scripted import text_block, tool_use_block
+from ..models.turns import text_block, tool_use_block
 
 __all__ = ["OFFLINE_NOTE", "quickstart_turns"]
 

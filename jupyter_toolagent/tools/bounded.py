@@ -20,12 +20,12 @@ from itertools import islice
 from typing import Any, TypeVar
 
 from ..core.results import truncate_middle
+from ..errors import TimedOut
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "HeadTailBuffer",
     "TextBudget",
-    "TimedOut",
     "bounded_repr",
     "call_with_timeout",
     "cut_end",
@@ -41,10 +41,6 @@ DEFAULT_TIMEOUT = 1.5
 """Seconds a single call into user code (a ``__repr__``, a property) may take."""
 
 MAX_INT_DIGITS = 60
-
-
-class TimedOut(TimeoutError):
-    """User code did not return in time; its thread is left to finish on its own."""
 
 
 def cut_middle(text: str, limit: int) -> str:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.file_state import FileStamp
 from ..core.tool import Progress, ToolResult, ToolUseContext
+from ..errors import EditError
 from .bounded import cut_end
 from .paths import FileTool, display_path
 from .read_guard import not_read_refusal, record_written
@@ -37,10 +38,6 @@ class EditInput(BaseModel):
     old_string: str = Field(min_length=1, description="The exact text to replace, including whitespace and indentation.")
     new_string: str = Field(description="The text to put in its place.")
     replace_all: bool = Field(False, description="Replace every occurrence instead of requiring exactly one.")
-
-
-class EditError(Exception):
-    """An edit that cannot be applied; the message tells the model what to do instead."""
 
 
 class Edit(FileTool):

@@ -2,7 +2,7 @@
 
 ripgrep is used when ``rg`` is on the PATH (fast, and the rules people know: ``.gitignore``,
 hidden files, binary files); otherwise a Python implementation of the same rules
-(`grep_search`, `ignore_walk`). ``extra["grep_backend"] = "python"`` forces the Python one. When
+(`grep_search`, `ignore_walk`). ``BuiltinToolOptions(grep_backend="python")`` forces the Python one. When
 ripgrep rejects a pattern its regex dialect lacks (look-around, back-references) the search is
 retried with Python's `re`, and the result says so.
 
@@ -20,7 +20,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.tool import Progress, ToolResult, ToolUseContext
-from .grep_search import PatternRejected, SearchQuery, SearchResult, compile_pattern, search_python, search_ripgrep
+from .grep_search import SearchQuery, SearchResult, compile_pattern, search_python, search_ripgrep
+from ..errors import PatternRejected
+from .options import builtin_options
 from .paths import FileTool, display_path, read_denied_filter, secret_file_filter
 
 __all__ = ["Grep", "GrepInput", "format_result", "run_search"]
@@ -74,7 +76,7 @@ class Grep(FileTool):
         globs = (input.glob,) if isinstance(input.glob, str) else tuple(input.glob or ())
         query = SearchQuery(input.pattern, str(root), globs, input.case_insensitive)
         try:
-            result = await run_search(query, ctx.options.extra.get("grep_backend"))
+            result = await run_search(query, builtin_options(ctx).grep_backend)
         except PatternRejected as exc:
             return ToolResult(f"Invalid pattern: {exc}", is_error=True)
         denied = read_denied_filter(ctx)

@@ -20,18 +20,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import PatternRejected
 from .ignore_walk import walk_files
 
-__all__ = ["MAX_MATCHES", "PatternRejected", "SearchQuery", "SearchResult", "search_python", "search_ripgrep"]
+__all__ = ["MAX_MATCHES", "SearchQuery", "SearchResult", "search_python", "search_ripgrep"]
 
 MAX_MATCHES = 100_000
 """Matching lines kept per search; past this the search stops and says so."""
 MAX_EVENT_BYTES = 1 << 26
 """Longest ``--json`` line read from ripgrep (a match in a minified file is one long line)."""
-
-
-class PatternRejected(ValueError):
-    """The backend cannot compile the pattern; the message is the backend's own."""
 
 
 @dataclass(frozen=True)

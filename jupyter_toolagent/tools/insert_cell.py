@@ -4,7 +4,7 @@ The model writes the code; the person decides whether to run it. That makes it a
 notebook (`NotebookEdit`): it asks unless a rule allows it, and ``acceptEdits`` allows it, like a
 file edit in the working directory. How the cell gets into the notebook is the front end's
 business: the notebook layer hands this tool a `CellInserter` through
-``ctx.options.extra["cell_inserter"]`` (in a kernel, the ``set_next_input`` payload that
+`BuiltinToolOptions.cell_inserter` (in a kernel, the ``set_next_input`` payload that
 JupyterLab and Notebook 7 both turn into a new cell below the executing one). Without one — or
 when the front end cannot insert (nbclient, papermill) — the code is shown in the cell with a
 note that it was not inserted, and the model is told so.
@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..core.events import NoticeEvent
 from ..core.permission_types import NotebookEdit, PermissionSubject
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
+from .options import builtin_options
 
 __all__ = ["CellInserter", "InsertCell", "InsertCellInput", "InsertOutcome"]
 
@@ -66,7 +67,7 @@ class InsertCell(Tool):
         code = input.code
         if not code.strip():
             return ToolResult("InsertCell needs some code: the cell would be empty.", is_error=True)
-        inserter = ctx.options.extra.get("cell_inserter")
+        inserter = builtin_options(ctx).cell_inserter
         if inserter is not None:
             outcome = inserter.propose(code)
         else:

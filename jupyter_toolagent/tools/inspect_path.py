@@ -15,13 +15,11 @@ import ast
 from dataclasses import dataclass
 from typing import Any, Callable, Union
 
-__all__ = ["Attribute", "InspectPathError", "Key", "Path", "parse_path", "resolve_path"]
+from ..errors import InspectPathError
+
+__all__ = ["Attribute", "Key", "Path", "parse_path", "resolve_path"]
 
 MAX_PATH_CHARS = 500
-
-
-class InspectPathError(ValueError):
-    """A path that is not allowed or cannot be followed; the message is for the model."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ The work runs in a daemon thread (`run_in_daemon_thread`): the kernel's event lo
 for the Stop button and approval clicks, and a ``__repr__`` that never returns is abandoned
 rather than waited for. A path starts only at a name `ListVariables` shows, and never lands
 on a module, the runtime's own objects or protected text (`inspect_guard`). The character budget is, in order of precedence, the call's
-``max_chars``, ``extra["inspect_max_chars"]``, then 4,000.
+``max_chars``, `BuiltinToolOptions.inspect_max_chars`, then 4,000.
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
-from .bounded import DEFAULT_TIMEOUT, TimedOut, run_in_daemon_thread
+from ..errors import InspectPathError, TimedOut
+from .bounded import DEFAULT_TIMEOUT, run_in_daemon_thread
 from .inspect_guard import refusal
-from .inspect_path import InspectPathError, parse_path, resolve_path
+from .options import builtin_options
+from .inspect_path import parse_path, resolve_path
 from .summarize import DEFAULT_BUDGET, summarize
 from .variables import is_hidden, user_tool_of
 
@@ -70,7 +72,7 @@ class InspectVariable(Tool):
             return ToolResult("No Python namespace is attached to this session, so there is nothing to inspect.",
                               is_error=True)
         path = parse_path(input.path)
-        hidden = ctx.options.extra.get("hidden_names")
+        hidden = builtin_options(ctx).hidden_names
         if path.root not in namespace:
             return ToolResult(_unknown_name(path.root, namespace, hidden), is_error=True)
         if is_hidden(path.root, namespace[path.root], hidden) and user_tool_of(namespace[path.root]) is None:
@@ -110,10 +112,8 @@ def _inspect(path: Any, namespace: Any, budget: int, guard: Any) -> str:
 
 
 def _configured_budget(ctx: ToolUseContext) -> int:
-    raw = ctx.options.extra.get("inspect_max_chars")
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
+    value = builtin_options(ctx).inspect_max_chars
+    if value is None:
         return DEFAULT_BUDGET
     return min(max(value, 200), MAX_BUDGET)
 

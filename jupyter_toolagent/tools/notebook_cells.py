@@ -5,7 +5,7 @@ person ran, in which order, and how the last cell failed. The kernel knows that 
 any front-end extension: IPython keeps every executed source (``In``) and result (``Out``),
 and the notebook layer records each cell's exception as the cell ends (a ``post_run_cell``
 callback). That layer hands this tool a `CellHistorySource` through
-``ctx.options.extra["cell_history"]`` — this module imports no IPython.
+`BuiltinToolOptions.cell_history` — this module imports no IPython.
 
 Read-only and concurrency-safe. The output is bounded: at most `DEFAULT_COUNT` cells unless a
 range is given, each source cut at `SOURCE_CHARS`, outputs as one-line summaries that run no
@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
 from .bounded import TextBudget, cut_middle
+from .options import builtin_options
 
 __all__ = ["CellHistorySource", "CellRecord", "NotebookCells", "NotebookCellsInput"]
 
@@ -84,7 +85,7 @@ class NotebookCells(Tool):
 
     async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         assert isinstance(input, NotebookCellsInput)
-        source = ctx.options.extra.get("cell_history")
+        source = builtin_options(ctx).cell_history
         if source is None:
             return ToolResult("No notebook is attached to this session (no kernel cell history), so there are no "
                               "cells to read.", is_error=True)

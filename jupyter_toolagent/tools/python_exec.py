@@ -9,7 +9,7 @@ raises `KeyboardInterrupt` in it (`keyboard_interrupts`), whatever handler the k
 
 `PythonRunner` is the interface `RunPython` needs; the notebook layer supplies an
 ``IPythonRunner`` (``%magics``, ``!`` lines, rich display capture) through
-``extra["python_runner"]``. Neither calls IPython's ``run_cell``: that would advance the
+`BuiltinToolOptions.python_runner`. Neither calls IPython's ``run_cell``: that would advance the
 execution count, fire cell events and draw figures into the agent's cell.
 """
 

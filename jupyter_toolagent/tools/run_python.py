@@ -10,7 +10,7 @@ interrupt. Printed output (stdout and stderr, interleaved in one block), ``displ
 the value of the last expression and the figures the code opened come back in the result;
 figures are closed so they are not drawn again in the cell.
 
-The front end may supply the runner (``extra["python_runner"]``, an ``IPythonRunner`` in a kernel,
+The front end may supply the runner (`BuiltinToolOptions.python_runner`, an ``IPythonRunner`` in a kernel,
 which also keeps ``__future__`` imports across calls and cells); otherwise each call gets a
 fresh plain `CodeRunner`.
 
@@ -34,6 +34,7 @@ from . import optional_libs
 from .bounded import bounded_repr, cut_middle
 from .images import bytes_to_blocks, close_new_figures, figure_png, new_figure_blocks, open_figure_numbers
 from .namespace_changes import NameChanges, UndoRecord
+from .options import builtin_options
 from .python_exec import CodeRunner, Execution, PythonRunner
 
 __all__ = ["RunPython", "RunPythonInput"]
@@ -65,7 +66,7 @@ class RunPython(Tool):
         if not isinstance(namespace, dict):
             return ToolResult("RunPython needs the notebook's namespace (a dict), and none is attached to this "
                               "session.", is_error=True)
-        runner: PythonRunner = ctx.options.extra.get("python_runner") or CodeRunner()
+        runner: PythonRunner = builtin_options(ctx).python_runner or CodeRunner()
         await ctx.flush_events()
         before = open_figure_numbers()
         names_before = dict(namespace)  # references only, for the bound/rebound/deleted diff and undo
@@ -107,10 +108,10 @@ class RunPython(Tool):
 
 
 def _record_changes(before: dict[str, Any], namespace: dict[str, Any], ctx: ToolUseContext) -> NameChanges:
-    """The call's bound / rebound / deleted names; the front end's undo store (``extra["undo_store"]``)
+    """The call's bound / rebound / deleted names; the front end's undo store (`BuiltinToolOptions.undo_store`)
     keeps this call's record, which releases the previous call's."""
     changes = NameChanges.between(before, namespace)
-    store = ctx.options.extra.get("undo_store")
+    store = builtin_options(ctx).undo_store
     if store is not None:
         store.remember(UndoRecord.capture(before, namespace, changes))
     return changes

@@ -2,7 +2,7 @@
 
 What is hidden and why: modules and ``__future__`` features (imports, not data), IPython's own names (``In``, ``Out``,
 ``get_ipython``, ``exit``, ``quit`` and the ``_``-prefixed history), every ``_``-name, the
-names the front end declares hidden (``extra["hidden_names"]``, e.g. IPython's
+names the front end declares hidden (`BuiltinToolOptions.hidden_names`, e.g. IPython's
 ``user_ns_hidden``), and the product's own objects (``Agent``, ``tool``). ``@tool`` functions
 are listed apart: the model should call them as tools, not through RunPython. Descriptions come
 from `brief`, which runs no user code.
@@ -21,6 +21,7 @@ from ..core.tool import TOOL_ATTR, Progress, Tool, ToolResult, ToolUseContext
 from .bounded import TextBudget
 from .brief import brief
 from .function_tool import FunctionTool
+from .options import builtin_options
 
 __all__ = ["ListVariables", "ListVariablesInput", "is_hidden", "namespace_of", "user_tool_of"]
 
@@ -90,7 +91,7 @@ class ListVariables(Tool):
         if namespace is None:
             return ToolResult("No Python namespace is attached to this session, so there are no variables to list.",
                               is_error=True)
-        hidden = ctx.options.extra.get("hidden_names")
+        hidden = builtin_options(ctx).hidden_names
         variables: list[str] = []
         tools: list[str] = []
         for name, value in list(namespace.items()):

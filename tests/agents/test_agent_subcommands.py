@@ -10,7 +10,7 @@ import pytest
 from agent_support import ByConversation, make_agent
 
 from jupyter_toolagent import tool
-from jupyter_toolagent.models.turns import tool_use_block
+from jupyter_toolagent.models import tool_use_block
 
 
 @tool(read_only=True)

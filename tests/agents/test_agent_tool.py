@@ -12,7 +12,7 @@ from agent_support import ByConversation, make_agent, result_text, tool_results
 from jupyter_toolagent import AbortSignal, subagent, tool
 from jupyter_toolagent.agents import remove_subagent
 from jupyter_toolagent.core.events import SubagentEvent, ToolFinishedEvent, ToolStartedEvent
-from jupyter_toolagent.models.turns import tool_use_block
+from jupyter_toolagent.models import tool_use_block
 
 CALLS: list[tuple[str, float, float]] = []
 

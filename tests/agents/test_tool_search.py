@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from jupyter_toolagent.core.deferred_tools import AUTO_THRESHOLD, DeferredTools, choose_deferred
 from jupyter_toolagent.core.tool_search import search
-from jupyter_toolagent.models.turns import tool_use_block
+from jupyter_toolagent.models import tool_use_block
 
 TARGET = "mcp__jira__archive_item"
 

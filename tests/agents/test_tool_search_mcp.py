@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "mcp"))
 
 from mcp_support import agent_on, demo  # noqa: E402
 
-from jupyter_toolagent.models.turns import tool_use_block  # noqa: E402
+from jupyter_toolagent.models import tool_use_block  # noqa: E402
 
 
 def test_a_real_servers_defer_setting_defers_its_tools(server) -> None:

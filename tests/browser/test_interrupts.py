@@ -19,7 +19,7 @@ from lab_page import LabNotebook, open_notebook
 from suite_counts import report
 
 from jupyter_toolagent.core.pairing import check_pairing
-from jupyter_toolagent.models.scripted import ScriptedTurn
+from jupyter_toolagent.models import ScriptedTurn
 
 pytestmark = pytest.mark.browser
 

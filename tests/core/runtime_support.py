@@ -142,8 +142,7 @@ def run_config(model: Any, *tools: Any, streaming: bool = True, **kw: Any) -> Ru
     """A RunConfig with these tools, allow-all permissions and no hooks unless given."""
     kw.setdefault("can_use_tool", allow_all)
     kw.setdefault("hooks", StubHooks())
-    extra = {"streaming_tools": streaming, **kw.pop("extra", {})}
-    return RunConfig(model=model, tool_provider=lambda: list(tools), extra=extra, **kw)
+    return RunConfig(model=model, tool_provider=lambda: list(tools), streaming_tools=streaming, **kw)
 
 
 # --- models -------------------------------------------------------------------------------

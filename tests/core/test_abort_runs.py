@@ -16,7 +16,7 @@ from jupyter_toolagent.core.pairing import check_pairing
 from jupyter_toolagent.core.scheduling import run_tools
 from jupyter_toolagent.core.session import RunConfig, Session
 from jupyter_toolagent.core.streaming_executor import StreamingToolExecutor
-from jupyter_toolagent.models.scripted import ScriptedModel, ScriptedTurn, text_block, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, ScriptedTurn, text_block, tool_use_block
 
 from runtime_support import (
     Probe,

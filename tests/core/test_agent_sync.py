@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from jupyter_toolagent import Agent, tool
-from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, tool_use_block
 
 from runtime_support import StubHooks, allow_all, assert_valid_transcript, tool_results
 

@@ -17,7 +17,7 @@ from runtime_support import TagInput, run_config
 
 from jupyter_toolagent.core.session import FLUSH_TIMEOUT, Session
 from jupyter_toolagent.core.tool import Progress, Tool, ToolUseContext
-from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, tool_use_block
 
 
 class FlushingTool(Tool):

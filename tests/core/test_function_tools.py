@@ -18,7 +18,7 @@ from jupyter_toolagent.core.scheduling import run_tools
 from jupyter_toolagent.core.session import RunConfig, Session
 from jupyter_toolagent.core.tool import ToolPool, ToolUseContext
 from jupyter_toolagent.errors import ToolDefinitionError
-from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, tool_use_block
 
 from runtime_support import StubHooks, allow_all, assert_valid_transcript, ctx_for, finished, result_text, run, tool_results
 

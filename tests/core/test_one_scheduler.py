@@ -30,7 +30,8 @@ from jupyter_toolagent.core.tool_call import ToolCall
 from jupyter_toolagent.hooks import HookRegistry, RegistryHookRunner
 from jupyter_toolagent.models.anthropic import AnthropicModel
 from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions
-from jupyter_toolagent.testing import FakeAnthropicServer, tool_use_block
+from jupyter_toolagent.models import tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
 
 from runtime_support import Probe, RawModel, Raise, message_events, result_text, run, run_config, tool_results
 from test_streaming_runs import cut_tool_use_turn

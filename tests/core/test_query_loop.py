@@ -14,7 +14,7 @@ from jupyter_toolagent.core.hook_types import PreToolUseOutcome
 from jupyter_toolagent.core.pairing import check_pairing, normalize_messages_for_api
 from jupyter_toolagent.core.session import Session
 from jupyter_toolagent.errors import ModelAPIError
-from jupyter_toolagent.models.scripted import ScriptedModel, text_block, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, text_block, tool_use_block
 
 from runtime_support import (
     Probe,

@@ -22,7 +22,7 @@ from jupyter_toolagent.core.session import Session
 from jupyter_toolagent.hooks import HookRegistry, RegistryHookRunner
 from jupyter_toolagent.models.anthropic import AnthropicModel
 from jupyter_toolagent.core.request_body import cache_prefix_bytes
-from jupyter_toolagent.models.scripted import ScriptedModel, text_block, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, text_block, tool_use_block
 from jupyter_toolagent.testing import FakeAnthropicServer
 
 from runtime_support import Probe, assert_valid_transcript, finished, run, run_config

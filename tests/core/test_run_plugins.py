@@ -18,7 +18,7 @@ from jupyter_toolagent.core.tool import Tool, ToolPool
 from jupyter_toolagent.defaults import DefaultPlugins, default_plugins
 from jupyter_toolagent.errors import ConfigError
 from jupyter_toolagent.hooks import RegistryHookRunner
-from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, tool_use_block
 from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions
 from jupyter_toolagent.tools.function_tool import FunctionTool, tool
 

@@ -29,7 +29,7 @@ from jupyter_toolagent.core.pairing import check_pairing, normalize_messages_for
 from jupyter_toolagent.core.permission_types import PermissionDecision
 from jupyter_toolagent.core.session import Session
 from jupyter_toolagent.core.tool import Progress, Tool, ToolUseContext
-from jupyter_toolagent.models.scripted import ScriptedModel, ScriptedTurn, text_block
+from jupyter_toolagent.models import ScriptedModel, ScriptedTurn, text_block
 
 from runtime_support import StopInFlight, run_config, tool_results, tool_uses
 

@@ -42,6 +42,13 @@ def use(name: str, tag: str) -> dict[str, Any]:
 
 # --- the seed example: Read A, Grep B, Edit C, Read D ------------------------------------------
 
+@dataclasses.dataclass(frozen=True)
+class Edited:
+    """A plug-in option a context modifier sets: whether an earlier call edited something."""
+
+    edited: bool = False
+
+
 class Seed(Tool):
     """Read/Grep (safe) and Edit (unsafe). Each returns a modifier that logs when it is applied;
     Edit's modifier also marks the context as edited, which later reads report."""
@@ -66,13 +73,13 @@ class Seed(Tool):
         await asyncio.sleep(self.delays.get(tag, 0.2))
         self.timeline.end(tag)
         self.timeline.leave()
-        seen = ctx.options.extra.get("edited", False)
+        seen = ctx.options.plugins.get(Edited).edited
 
         def modifier(c: ToolUseContext) -> ToolUseContext:
             self.applied.append(tag)
             if self.safe:
                 return c
-            return c.replace(options=dataclasses.replace(c.options, extra={**c.options.extra, "edited": True}))
+            return c.replace(options=dataclasses.replace(c.options, plugins=c.options.plugins.with_options(Edited(True))))
 
         return ToolResult(f"{self.name} {tag} saw edited={seen}", context_modifier=modifier)
 
@@ -128,8 +135,8 @@ async def test_seed_example_runs_in_order_with_modifiers_in_block_order(runner: 
 async def test_run_tools_returns_the_context_after_every_modifier() -> None:
     ctx, _, _, blocks = seed_setup()
     result = await run_tools(blocks, ctx)
-    assert result.context.options.extra.get("edited") is True
-    assert ctx.options.extra.get("edited") is None  # the caller's context is not mutated
+    assert result.context.options.plugins.get(Edited).edited is True
+    assert ctx.options.plugins.find(Edited) is None  # the caller's context is not mutated
 
 
 @pytest.mark.asyncio
@@ -139,7 +146,7 @@ async def test_executor_context_reflects_completed_prefix() -> None:
     for block in blocks:
         executor.add(block)
     await executor.finish()
-    assert executor.context.options.extra.get("edited") is True
+    assert executor.context.options.plugins.get(Edited).edited is True
 
 
 @pytest.mark.asyncio

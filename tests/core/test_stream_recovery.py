@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from jupyter_toolagent.core.accumulator import MessageAccumulator, json_problem
 from jupyter_toolagent.core.pairing import check_pairing, normalize_messages_for_api, repair_pairing
 from jupyter_toolagent.core.session import Session
-from jupyter_toolagent.models.scripted import text_block, tool_use_block
+from jupyter_toolagent.models import text_block, tool_use_block
 
 from runtime_support import (
     Probe,
@@ -129,7 +129,7 @@ def test_unterminated_string_position_has_no_doubled_word() -> None:
 
 
 def test_out_of_order_events_are_refused_with_a_sentence() -> None:
-    from jupyter_toolagent.core.accumulator import StreamProtocolError
+    from jupyter_toolagent.errors import StreamProtocolError
 
     acc = MessageAccumulator()
     acc.feed(START)

@@ -11,7 +11,7 @@ from pydantic_core import from_json
 from jupyter_toolagent.core.accumulator import MessageAccumulator
 from jupyter_toolagent.core.session import Session
 from jupyter_toolagent.errors import ModelAPIError
-from jupyter_toolagent.models.scripted import ScriptedModel, ScriptedTurn, text_block, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, ScriptedTurn, text_block, tool_use_block
 
 from runtime_support import (
     Probe,
@@ -162,7 +162,7 @@ async def test_a_stream_broken_mid_block_keeps_what_ran_and_the_run_continues_by
     model = RawModel([broken_stream_turn(), message_events([text_block("recovered")], "end_turn")])
     session = Session()
     events = await run(session, "go", run_config(model, edit, read, streaming=streaming,
-                                                 extra={"continuation_delay": 0}))
+                                                 continuation_delay=0))
     end = finished(events)
     assert end.reason == "end_turn" and len(model.requests) == 2  # continued, no new cell needed
     notices = [e.text for e in events if e.kind == "notice"]
@@ -193,7 +193,7 @@ async def test_a_stream_broken_inside_a_text_block_keeps_the_complete_blocks() -
     overloaded = Raise(ModelAPIError("overloaded", status=200, error_type="overloaded_error"))
     model = RawModel([[*events[:cut + 2], overloaded]] * 4)
     session = Session()
-    result = await run(session, "hi", run_config(model, extra={"continuation_delay": 0}))
+    result = await run(session, "hi", run_config(model, continuation_delay=0))
     assert finished(result).reason == "api_error"  # after 3 continuations the run stops
     assert len(model.requests) == 4
     assert any("after 3 automatic continuations" in e.text for e in result if e.kind == "notice")

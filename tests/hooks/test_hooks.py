@@ -421,7 +421,7 @@ async def test_context_messages_and_stop_reach_the_run(registry: HookRegistry, p
 async def test_session_wiring_uses_the_default_registry_and_the_rule_engine(clean_default_registry: HookRegistry,
                                                                            project: Path) -> None:
     from jupyter_toolagent.agent import Agent
-    from jupyter_toolagent.models.scripted import ScriptedModel, text_block, tool_use_block
+    from jupyter_toolagent.models import ScriptedModel, text_block, tool_use_block
 
     @agent_hook("PreToolUse", matcher="RunPython")
     def approve_python(event: HookEvent) -> dict[str, str]:

@@ -10,7 +10,7 @@ from jupyter_toolagent.core.events import NoticeEvent, RunFinishedEvent
 from jupyter_toolagent.core.permission_types import PermissionDecision
 from jupyter_toolagent.core.session import RunConfig, Session
 from jupyter_toolagent.hooks import HookEvent, HookRegistry, RegistryHookRunner
-from jupyter_toolagent.models.scripted import ScriptedModel
+from jupyter_toolagent.models import ScriptedModel
 
 
 async def _allow(call: Any, ctx: Any, *, hook_decision: Any) -> PermissionDecision:
@@ -54,7 +54,7 @@ async def test_stop_hook_is_not_run_for_a_dry_run() -> None:
 @pytest.mark.asyncio
 async def test_a_hook_denial_is_in_the_sessions_decision_log() -> None:
     from jupyter_toolagent.defaults import default_plugins
-    from jupyter_toolagent.models.scripted import tool_use_block
+    from jupyter_toolagent.models import tool_use_block
     from jupyter_toolagent.tools.function_tool import tool
 
     @tool

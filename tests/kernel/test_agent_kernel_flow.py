@@ -25,7 +25,7 @@ SETUP = """
 %load_ext jupyter_toolagent
 import asyncio
 from jupyter_toolagent import current_session
-from jupyter_toolagent.testing import ScriptedTurn, tool_use_block, text_block
+from jupyter_toolagent.models import ScriptedTurn, tool_use_block, text_block
 asks = [[tool_use_block('RunPython', {'code': 'APPROVED = 6 * 7'})], 'Done.']
 slow = [ScriptedTurn(content=[text_block('slowly')], delay=1.5)]
 async def slow_then_nothing(body):

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_toolagent.testing import FakeAnthropicServer, text_block, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import text_block, tool_use_block
 from kernel_harness import cell_errors, cell_text, execute_and_wait, kernel_env, run_notebook, running_kernel
 
 pytestmark = pytest.mark.kernel

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.kernel
 SETUP = """
 %load_ext jupyter_toolagent
 from jupyter_toolagent import current_session
-from jupyter_toolagent.testing import tool_use_block
+from jupyter_toolagent.models import tool_use_block
 code = "import pathlib, time\\npathlib.Path('started').touch()\\ntime.sleep(20)\\nslow_done = True"
 sleeper = [[tool_use_block('RunPython', {'code': code})], 'The call finished.']
 quick = ['quick answer']

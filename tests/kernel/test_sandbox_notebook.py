@@ -11,7 +11,8 @@ from pathlib import Path
 
 from kernel_harness import cell_errors, cell_text, kernel_env, run_notebook
 
-from jupyter_toolagent.testing import FakeAnthropicServer, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import tool_use_block
 
 LOAD = "%load_ext jupyter_toolagent"
 

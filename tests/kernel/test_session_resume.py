@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from jupyter_toolagent.core.pairing import check_pairing
-from jupyter_toolagent.testing import FakeAnthropicServer, ScriptedTurn, text_block, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import ScriptedTurn, text_block, tool_use_block
 from kernel_harness import TEST_KEY, execute_and_wait, kernel_env, kernel_spec_manager
 
 pytestmark = pytest.mark.kernel

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup
 
-from jupyter_toolagent.testing import FakeAnthropicServer, tool_use_block
+from jupyter_toolagent.models import tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
 from kernel_harness import (cell_errors, cell_text, collect_output, execute_and_wait, kernel_env, run_notebook,
                             running_kernel, wait_reply)
 

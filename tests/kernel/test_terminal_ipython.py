@@ -50,7 +50,7 @@ def run_line(child: pexpect.spawn, line: str, prompt_no: int) -> str:
 
 
 SCRIPT = (
-    "from jupyter_toolagent.testing import tool_use_block\n"
+    "from jupyter_toolagent.models import tool_use_block\n"
     "turns = [[tool_use_block('RunPython', {'code': 'VAR = 6 * 7'})], 'Finished.']"
 )
 

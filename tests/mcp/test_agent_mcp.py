@@ -13,7 +13,8 @@ from mcp_support import agent_on, alive, demo, http_demo, result_text, tool_name
 from jupyter_toolagent import AbortSignal, check_pairing
 from jupyter_toolagent.core.events import NoticeEvent, ToolProgressEvent, ToolStartedEvent
 from jupyter_toolagent.errors import ConfigError
-from jupyter_toolagent.testing import FakeAnthropicServer, text_block, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import text_block, tool_use_block
 
 
 def run(agent: Any, prompt: str = "go") -> Any:

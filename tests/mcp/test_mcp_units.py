@@ -19,13 +19,15 @@ from pydantic import ValidationError
 
 from jupyter_toolagent import check_pairing
 from jupyter_toolagent.core.events import NoticeEvent
+from jupyter_toolagent.core.validation import describe_validation_error
+from jupyter_toolagent.errors import InputSchemaError
 from jupyter_toolagent.tools.function_tool import FunctionTool
-from jupyter_toolagent.core.validation import InputSchemaError, describe_validation_error
 from jupyter_toolagent.mcp.names import MAX_NAME, tool_name, unique_names
 from jupyter_toolagent.mcp.results import map_call_result
 from jupyter_toolagent.mcp.schema import check_input, compile_validator
 from jupyter_toolagent.permissions.rules import parse_rule, tool_name_problem
-from jupyter_toolagent.testing import FakeAnthropicServer, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import tool_use_block
 
 API_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 

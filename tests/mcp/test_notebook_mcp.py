@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from mcp_support import alive
 
-from jupyter_toolagent.testing import FakeAnthropicServer, text_block, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import text_block, tool_use_block
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "kernel"))
 from kernel_harness import cell_text, kernel_env, run_notebook  # noqa: E402

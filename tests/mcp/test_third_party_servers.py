@@ -16,7 +16,8 @@ from mcp_support import agent_on, result_text, tool_names, tool_results
 
 from jupyter_toolagent import check_pairing
 from jupyter_toolagent.core.events import ToolProgressEvent
-from jupyter_toolagent.testing import FakeAnthropicServer, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import tool_use_block
 
 DEFAULT_EVERYTHING = Path.home() / ".cache" / "jupyter_toolagent-test" / "npm" / "node_modules" / ".bin" / \
     "mcp-server-everything"

@@ -18,7 +18,8 @@ from jupyter_toolagent.core.accumulator import MessageAccumulator
 from jupyter_toolagent.core.pairing import check_pairing
 from jupyter_toolagent.errors import ModelAPIError
 from jupyter_toolagent.models.stream_events import message_stream_events
-from jupyter_toolagent.testing import FakeAnthropicServer, Fault, ScriptedTurn, text_block, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer, Fault
+from jupyter_toolagent.models import ScriptedTurn, text_block, tool_use_block
 
 TURN = [text_block("I will read both files."),
         tool_use_block("Read", {"path": 'data/"raw" \\ 2024.csv', "limit": 50}),

@@ -18,7 +18,8 @@ from jupyter_toolagent.core.abort import AbortSignal
 from jupyter_toolagent.tools.function_tool import FunctionTool
 from jupyter_toolagent.core.pairing import normalize_messages_for_api
 from jupyter_toolagent.core.request_body import build_request_body
-from jupyter_toolagent.testing import FakeAnthropicServer, text_block, tool_use_block
+from jupyter_toolagent.models import text_block, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
 
 
 def wire(messages: list[dict[str, Any]]) -> str:

@@ -13,7 +13,8 @@ from jupyter_toolagent.tools.function_tool import FunctionTool
 from jupyter_toolagent.core.pairing import check_pairing
 from jupyter_toolagent.core.request_body import cache_prefix_bytes
 from jupyter_toolagent.models.stream_events import new_message_id
-from jupyter_toolagent.testing import FakeAnthropicServer, Fault, ScriptedTurn, text_block, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer, Fault
+from jupyter_toolagent.models import ScriptedTurn, text_block, tool_use_block
 from jupyter_toolagent.testing.validation import request_error
 
 
@@ -93,7 +94,7 @@ async def test_an_error_event_mid_run_keeps_complete_blocks_and_the_run_continue
     server.inject(Fault.error_event("overloaded_error", after_events=10))
     calls: list[tuple[str, float]] = []
     session, events = await run_loop(make_model(server), "Look up a and b.", lookup_tool(calls),
-                                     extra={"continuation_delay": 0})
+                                     continuation_delay=0)
     run = finished(events)
     assert run.reason == "end_turn" and run.error is None
     [notice] = [e.text for e in events if getattr(e, "text", "").startswith("The response stream broke")]

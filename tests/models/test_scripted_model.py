@@ -11,7 +11,8 @@ from model_support import collect
 
 from jupyter_toolagent.core.abort import AbortSignal
 from jupyter_toolagent.errors import ModelAPIError
-from jupyter_toolagent.models import ScriptedModel, ScriptedTurn, ScriptExhaustedError, text_block, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, ScriptedTurn, text_block, tool_use_block
+from jupyter_toolagent.errors import ScriptExhaustedError
 from jupyter_toolagent.models.stream_events import message_stream_events
 
 BODY = {"model": "scripted", "max_tokens": 100, "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}

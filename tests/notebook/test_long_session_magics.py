@@ -11,7 +11,8 @@ import pytest
 from IPython.core.error import UsageError
 
 from jupyter_toolagent.notebook.sessions import current_session, registry_for
-from jupyter_toolagent.testing import FakeAnthropicServer, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import tool_use_block
 from test_magics_run import run
 
 WINDOW = 9000

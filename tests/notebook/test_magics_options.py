@@ -53,3 +53,38 @@ def test_help_is_generated(agent_shell) -> None:
                    "--approval-timeout SECONDS", "--dry-run", "--system TEXT"):
         assert option in doc, option
     assert "%config AgentMagics.model" in doc
+
+
+LONG_OPTIONS = ["--model", "--new", "--session", "--mode", "--allow", "--deny", "--ask", "--tools", "--max-turns",
+                "--script", "--interactive", "--approval-timeout", "--dry-run", "--system"]
+
+
+@pytest.mark.parametrize("typo, meant", [("--max_turns", "--max-turns"), ("--alow", "--allow"), ("--dryrun", "--dry-run"),
+                                         ("--sytem=hi", "--system"), ("--sesion", "--session")])
+def test_a_misspelled_option_names_the_one_meant(agent_shell, typo: str, meant: str) -> None:
+    with pytest.raises(UsageError) as info:
+        parse(agent_shell, f"{typo} x")
+    assert str(info.value) == f"unrecognized arguments: {typo.split('=')[0]}; did you mean {meant}?"
+
+
+def test_every_dropped_inner_letter_of_every_option_is_named(agent_shell) -> None:
+    """A generated family: each option with one inner letter dropped (a trailing cut is an
+    accepted abbreviation, so not a mistake) names that option."""
+    checked = 0
+    for option in LONG_OPTIONS:
+        for i in range(3, len(option) - 1):
+            typo = option[:i] + option[i + 1:]
+            if any(o.startswith(typo) for o in LONG_OPTIONS):
+                continue  # an abbreviation argparse accepts (or calls ambiguous)
+            with pytest.raises(UsageError) as info:
+                parse(agent_shell, typo)
+            assert f"unrecognized arguments: {typo}; did you mean {option}?" == str(info.value), typo
+            checked += 1
+    assert checked > 60
+
+
+def test_everyday_lines_still_parse(agent_shell) -> None:
+    assert parse(agent_shell, "--max-turns 2 --allow Read").max_turns == 2
+    assert parse(agent_shell, "--max-turn 2").max_turns == 2  # argparse's unique-prefix abbreviation stays
+    with pytest.raises(UsageError, match="unrecognized arguments: stray"):
+        parse(agent_shell, "--mode plan stray")

@@ -15,7 +15,8 @@ from IPython.utils.capture import capture_output
 
 from jupyter_toolagent.notebook import agent_cell_transformer, headless
 from jupyter_toolagent.notebook.sessions import current_session, registry_for
-from jupyter_toolagent.testing import FakeAnthropicServer, text_block, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import text_block, tool_use_block
 
 SECRET = "sk-ant-secret-never-shown-0123456789"
 

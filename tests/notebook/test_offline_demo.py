@@ -7,7 +7,7 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from jupyter_toolagent.models.anthropic import AnthropicModel
-from jupyter_toolagent.models.scripted import ScriptedModel
+from jupyter_toolagent.models import ScriptedModel
 from jupyter_toolagent.notebook import offline
 from jupyter_toolagent.notebook.sessions import current_session
 

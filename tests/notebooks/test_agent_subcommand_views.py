@@ -11,7 +11,7 @@ from IPython.core.error import UsageError
 
 from jupyter_toolagent.notebook.sessions import current_session
 from jupyter_toolagent.views import PairingCheckView, RawView, ScheduleView, TranscriptView
-from jupyter_toolagent.testing import text_block, tool_use_block
+from jupyter_toolagent.models import text_block, tool_use_block
 
 TOOLS = '''
 import threading

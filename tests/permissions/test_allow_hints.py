@@ -15,7 +15,8 @@ from jupyter_toolagent.core.tool import ToolOptions
 from jupyter_toolagent.core.tool_call import ToolCall
 from jupyter_toolagent.models.anthropic import AnthropicModel
 from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions
-from jupyter_toolagent.testing import FakeAnthropicServer, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import tool_use_block
 
 KEY = "sk-ant-api03-" + "Hn2" * 10
 

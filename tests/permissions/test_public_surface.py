@@ -10,7 +10,7 @@ import jupyter_toolagent.permissions as permissions
 
 EXPECTED = [
     "ACCEPT_EDITS_GRANT", "DecisionRecord", "MODES", "Mode", "PermissionContext", "PermissionRule",
-    "RuleBasedPermissions", "RuleEntry", "Settings", "ShellParseError", "decide", "find_settings_file",
+    "RuleBasedPermissions", "RuleEntry", "Settings", "decide", "find_settings_file",
     "is_read_only_command", "load_settings", "parse_mode", "parse_rule", "path_denied", "split_command",
     "visible_tools",
 ]

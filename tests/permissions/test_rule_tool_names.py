@@ -10,7 +10,7 @@ import pytest
 
 from jupyter_toolagent import Agent
 from jupyter_toolagent.errors import ConfigError
-from jupyter_toolagent.models.scripted import ScriptedModel
+from jupyter_toolagent.models import ScriptedModel
 from jupyter_toolagent.permissions.rules import parse_rule, tool_name_problem
 
 KNOWN = {"Bash", "Read", "RunPython", "ReadToolOutput", "delete_rows"}

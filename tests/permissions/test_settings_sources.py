@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from jupyter_toolagent import Agent
 from jupyter_toolagent.core.events import NoticeEvent
 from jupyter_toolagent.errors import SettingsFileError
-from jupyter_toolagent.models.scripted import ScriptedModel
+from jupyter_toolagent.models import ScriptedModel
 from jupyter_toolagent.permissions import PermissionContext, load_settings
 
 

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from jupyter_toolagent.errors import ToolAgentError
-from jupyter_toolagent.permissions import ShellParseError, is_read_only_command, split_command
+from jupyter_toolagent.permissions import is_read_only_command, split_command
+from jupyter_toolagent.errors import ShellParseError
 from jupyter_toolagent.permissions.shell.parse import (
     DANGEROUS_VARIABLES,
     INDIRECT,

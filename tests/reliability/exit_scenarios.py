@@ -18,7 +18,7 @@ from jupyter_toolagent.core.pairing import check_pairing, normalize_messages_for
 from jupyter_toolagent.core.permission_types import PermissionDecision
 from jupyter_toolagent.core.session import RunConfig, Session
 from jupyter_toolagent.hooks import HookRegistry, RegistryHookRunner
-from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, tool_use_block
 
 
 @tool

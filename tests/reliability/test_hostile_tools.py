@@ -22,7 +22,7 @@ from suite_counts import report
 from jupyter_toolagent import tool
 from jupyter_toolagent.core.events import RunFinishedEvent
 from jupyter_toolagent.core.session import RunConfig, Session
-from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, tool_use_block
 
 TRIED: list[str] = []
 HERE = Path(__file__).resolve().parent

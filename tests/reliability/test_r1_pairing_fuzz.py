@@ -299,7 +299,7 @@ class Harness:
         kind, when = stop[0], stop[1]
         self.model.trigger = (stop[1], stop[2]) if kind == "raw" else None
         config = RunConfig(model=self.model, tool_provider=lambda: probe_tools(effects), can_use_tool=policy,
-                           hooks=empty_hooks(), max_turns=5, extra={"streaming_tools": plan.spec["streaming"]})
+                           hooks=empty_hooks(), max_turns=5, streaming_tools=plan.spec["streaming"])
         self.server.clear_faults()
         self.server.requests.clear()
         first = plan.fault(0)

@@ -151,7 +151,7 @@ async def test_fault_is_survived(case: Case, streaming: bool) -> None:
         session = Session()
         config = RunConfig(model=model, tool_provider=lambda: probe_tools(effects), can_use_tool=policy,
                            hooks=empty_hooks(), max_turns=4,
-                           extra={"streaming_tools": streaming, "continuation_delay": 0.01})
+                           streaming_tools=streaming, continuation_delay=0.01)
         if case.on_second_request:
             conversation.inject_after_first = (case.fault, case.times)
         else:

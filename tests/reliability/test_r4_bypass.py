@@ -32,7 +32,7 @@ from jupyter_toolagent.core.permission_types import PermissionDecision
 from jupyter_toolagent.core.session import RunConfig, Session
 from jupyter_toolagent.core.tool import Tool, ToolOptions, ToolPool, ToolUseContext
 from jupyter_toolagent.defaults import default_plugins
-from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, tool_use_block
 from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions, is_read_only_command
 from jupyter_toolagent.permissions.engine import decide_input
 from jupyter_toolagent.permissions.rules import parse_rule

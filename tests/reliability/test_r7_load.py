@@ -166,7 +166,7 @@ async def test_1000_safe_calls_in_one_turn_respect_the_cap(streaming: bool, monk
         session = Session()
         config = RunConfig(model=model, tool_provider=lambda: probe_tools(effects, gauge),
                            can_use_tool=RecordingPolicy(), hooks=empty_hooks(), max_turns=3,
-                           extra={"streaming_tools": streaming})
+                           streaming_tools=streaming)
         started = time.monotonic()
         events = [e async for e in session.run("Look at a thousand things.", config)]
         wall = time.monotonic() - started

@@ -23,7 +23,8 @@ from jupyter_toolagent.notebook.view_state import RunViewState, apply_event
 from jupyter_toolagent.core.tool_call import ToolCall
 from jupyter_toolagent.permissions import PermissionContext, RuleBasedPermissions
 from jupyter_toolagent.permissions.engine import decide_input
-from jupyter_toolagent.testing import FakeAnthropicServer, text_block, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import text_block, tool_use_block
 from jupyter_toolagent.tools import Bash
 
 SNEAK = "python3 -c \"import os; open(os.path.join('.g' + 'it', 'conf' + 'ig'), 'a').write('x')\""

@@ -26,7 +26,8 @@ from jupyter_toolagent.core.tool import Progress, Tool, ToolUseContext
 from jupyter_toolagent.errors import SessionFileError
 from jupyter_toolagent.models.anthropic import AnthropicModel
 from jupyter_toolagent.sessions import JsonlSessionStore, list_saved, load_saved, resume_session, sessions_dir
-from jupyter_toolagent.testing import FakeAnthropicServer, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import tool_use_block
 
 
 class EchoInput(BaseModel):

@@ -16,7 +16,8 @@ import pytest
 from server_support import KEY, MODEL, body, dechunk, raw_exchange, user
 
 from jupyter_toolagent.models.stream_events import message_stream_events
-from jupyter_toolagent.testing import FakeAnthropicServer, Fault, ScriptedTurn, text_block, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer, Fault
+from jupyter_toolagent.models import ScriptedTurn, text_block, tool_use_block
 from jupyter_toolagent.testing.fake_server import NOT_RECORDED
 
 

@@ -9,9 +9,10 @@ import pytest
 from server_support import MODEL, body, user
 
 from jupyter_toolagent.core.pairing import check_pairing
-from jupyter_toolagent.models.scripted import timed_events
+from jupyter_toolagent.models.turns import timed_events
 from jupyter_toolagent.models.stream_events import message_stream_events
-from jupyter_toolagent.testing import Fault, quickstart_turns, text_block, tool_use_block
+from jupyter_toolagent.testing import Fault, quickstart_turns
+from jupyter_toolagent.models import text_block, tool_use_block
 from jupyter_toolagent.testing.faults import plan_stream
 from jupyter_toolagent.testing.validation import request_error
 

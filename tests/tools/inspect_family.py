@@ -199,7 +199,8 @@ async def inspect_raw(path: str, namespace: dict[str, Any], hidden: Iterable[str
     """(is_error, raw text) of InspectVariable's own call — before the core scrubs the result.
     Works against any checkout whose InspectVariable has the same public call signature."""
     from jupyter_toolagent.core.permission_types import PermissionDecision
-    from jupyter_toolagent.core.tool import Progress, ToolOptions, ToolPool, ToolUseContext
+    from jupyter_toolagent.core.tool import PluginOptions, Progress, ToolOptions, ToolPool, ToolUseContext
+    from jupyter_toolagent.tools.options import BuiltinToolOptions
     from jupyter_toolagent.tools.inspect_variable import InspectVariable, InspectVariableInput
 
     async def allow(*a: Any, **k: Any) -> PermissionDecision:
@@ -208,7 +209,8 @@ async def inspect_raw(path: str, namespace: dict[str, Any], hidden: Iterable[str
     tool = InspectVariable()
     kw: dict[str, Any] = {"scrubber": scrubber} if scrubber is not None else {}
     ctx = ToolUseContext(tools=ToolPool([tool]), can_use_tool=allow,
-                         options=ToolOptions(namespace=namespace, extra={"hidden_names": frozenset(hidden)}), **kw)
+                         options=ToolOptions(namespace=namespace,
+                                             plugins=PluginOptions(BuiltinToolOptions(hidden_names=frozenset(hidden)))), **kw)
     try:
         parsed = InspectVariableInput(path=path)
     except Exception as exc:

@@ -11,7 +11,7 @@ from tool_support import PNG_SIGNATURE, allow_all
 pytest.importorskip("jupyter_toolagent.permissions")
 
 from jupyter_toolagent import Agent, check_pairing  # noqa: E402
-from jupyter_toolagent.models.scripted import ScriptedModel, text_block, tool_use_block  # noqa: E402
+from jupyter_toolagent.models import ScriptedModel, text_block, tool_use_block  # noqa: E402
 
 
 def results_by_id(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -12,7 +12,6 @@ from jupyter_toolagent.tools.bounded import (
     DEFAULT_TIMEOUT,
     HeadTailBuffer,
     TextBudget,
-    TimedOut,
     bounded_repr,
     call_with_timeout,
     cut_end,
@@ -20,6 +19,7 @@ from jupyter_toolagent.tools.bounded import (
     run_in_daemon_thread,
     user_code_deadline,
 )
+from jupyter_toolagent.errors import TimedOut
 
 
 def test_cut_middle_keeps_both_ends_and_cut_end_keeps_the_start() -> None:

@@ -17,7 +17,8 @@ import pytest
 from jupyter_toolagent import Agent, check_pairing
 from jupyter_toolagent.core.events import ToolFinishedEvent, ToolQueuedEvent, ToolStartedEvent
 from jupyter_toolagent.models.anthropic import AnthropicModel
-from jupyter_toolagent.testing import FakeAnthropicServer, ScriptedTurn, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import ScriptedTurn, tool_use_block
 from jupyter_toolagent.testing.validation import request_error
 
 KEY = "sk-ant-api03-" + "Zt4" * 10

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_toolagent.tools.inspect_path import Attribute, InspectPathError, Key, parse_path, resolve_path
+from jupyter_toolagent.tools.inspect_path import Attribute, Key, parse_path, resolve_path
+from jupyter_toolagent.errors import InspectPathError
 
 
 @pytest.mark.parametrize(

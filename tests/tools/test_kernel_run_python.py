@@ -20,8 +20,9 @@ PROJECT = Path(__file__).resolve().parents[2]
 
 RUN_CELL = '''
 from jupyter_toolagent import Agent, PermissionDecision
-from jupyter_toolagent.models.scripted import ScriptedModel, tool_use_block
+from jupyter_toolagent.models import ScriptedModel, tool_use_block
 from jupyter_toolagent.notebook.python_runner import IPythonRunner
+from jupyter_toolagent.tools.options import BuiltinToolOptions
 
 async def allow(call, ctx, *, hook_decision):
     return PermissionDecision.allow("test")
@@ -30,7 +31,7 @@ code = "import matplotlib.pyplot as plt\\nplt.plot([1, 4, 2])\\nshown = %who_ls\
 model = ScriptedModel([[tool_use_block("RunPython", {"code": code}, id="toolu_plot")], "Done."])
 shell = get_ipython()
 agent = Agent(model, builtin_tools=True, namespace=shell.user_ns, can_use_tool=allow,
-              python_runner=IPythonRunner(shell), hidden_names=shell.user_ns_hidden)
+              plugin_options=[BuiltinToolOptions(python_runner=IPythonRunner(shell), hidden_names=shell.user_ns_hidden)])
 count_before = shell.execution_count
 record = await agent.run("plot it")
 result = agent.messages[2]["content"][0]

@@ -17,7 +17,8 @@ from jupyter_toolagent import Agent, check_pairing
 from jupyter_toolagent.core.file_state import HASH_LIMIT, FileReadState, FileStamp
 from jupyter_toolagent.core.session import Session
 from jupyter_toolagent.models.anthropic import AnthropicModel
-from jupyter_toolagent.testing import FakeAnthropicServer, tool_use_block
+from jupyter_toolagent.testing import FakeAnthropicServer
+from jupyter_toolagent.models import tool_use_block
 from jupyter_toolagent.testing.validation import request_error
 
 KEY = "sk-ant-api03-" + "Rb8" * 10

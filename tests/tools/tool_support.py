@@ -8,8 +8,9 @@ from typing import Any
 from jupyter_toolagent.core.permission_types import PermissionDecision
 from jupyter_toolagent.core.results import ToolOutputStore
 from jupyter_toolagent.core.run_tool_use import ToolCallOutcome, run_tool_use
-from jupyter_toolagent.core.tool import ToolOptions, ToolPool, ToolUseContext
+from jupyter_toolagent.core.tool import PluginOptions, ToolOptions, ToolPool, ToolUseContext
 from jupyter_toolagent.tools import builtin_tools
+from jupyter_toolagent.tools.options import BuiltinToolOptions
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -18,8 +19,10 @@ async def allow_all(call: Any, ctx: Any, *, hook_decision: Any) -> PermissionDec
     return PermissionDecision.allow("test")
 
 
-def make_ctx(cwd: Path | None = None, namespace: dict[str, Any] | None = None, **extra: Any) -> ToolUseContext:
-    options = ToolOptions(cwd=cwd or Path.cwd(), namespace=namespace, extra=dict(extra))
+def make_ctx(cwd: Path | None = None, namespace: dict[str, Any] | None = None, **builtin: Any) -> ToolUseContext:
+    """A context for the built-in tools; ``builtin`` are `BuiltinToolOptions` fields."""
+    options = ToolOptions(cwd=cwd or Path.cwd(), namespace=namespace,
+                          plugins=PluginOptions(BuiltinToolOptions(**builtin)))
     return ToolUseContext(tools=ToolPool(builtin_tools()), can_use_tool=allow_all, options=options,
                           outputs=ToolOutputStore())
 

@@ -15,7 +15,7 @@ from jupyter_toolagent.core.hook_types import PostToolUseOutcome, PreToolUseOutc
 from jupyter_toolagent.core.permission_types import PermissionDecision
 from jupyter_toolagent.core.session import RunConfig, Session
 from jupyter_toolagent.core.tool import Progress, Tool, ToolUseContext
-from jupyter_toolagent.models.scripted import ScriptedModel
+from jupyter_toolagent.models import ScriptedModel
 
 HTML_TAG = re.compile(r"<\s*/?\s*[a-zA-Z][a-zA-Z0-9-]*(\s[^<>]*)?>")
 
@@ -121,7 +121,7 @@ def config(turns: Sequence[Any], tools: Sequence[Tool], *, streaming: bool = Tru
            **kw: Any) -> RunConfig:
     model = ScriptedModel(list(turns), block_delay=kw.pop("block_delay", 0.0))
     return RunConfig(model=model, tool_provider=lambda: list(tools), can_use_tool=can_use_tool, hooks=NoHooks(),
-                     extra={"streaming_tools": streaming}, **kw)
+                     streaming_tools=streaming, **kw)
 
 
 async def run(session: Session, prompt: str, run_config: RunConfig) -> list[AgentEvent]:

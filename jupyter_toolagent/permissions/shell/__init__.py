@@ -14,7 +14,6 @@ from __future__ import annotations
 from .parse import (
     HARMLESS_WRAPPERS,
     ParsedCommand,
-    ShellParseError,
     SimpleCommand,
     is_dangerous_variable,
     is_read_only_command,
@@ -28,7 +27,6 @@ from .parse import (
 __all__ = [
     "HARMLESS_WRAPPERS",
     "ParsedCommand",
-    "ShellParseError",
     "SimpleCommand",
     "is_dangerous_variable",
     "is_read_only_command",

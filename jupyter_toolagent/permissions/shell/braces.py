@@ -23,20 +23,12 @@ import re
 
 import bracex
 
-__all__ = ["MAX_BRACE_WORDS", "BraceOverflow", "BraceUnreadable", "expand_braces"]
+from ...errors import BraceOverflow, BraceUnreadable
+
+__all__ = ["MAX_BRACE_WORDS", "expand_braces"]
 
 MAX_BRACE_WORDS = 1000
 """More words than this from one command's brace expansion: the command is not checked."""
-
-
-
-class BraceOverflow(ValueError):
-    """A brace expansion larger than `MAX_BRACE_WORDS`."""
-
-
-class BraceUnreadable(ValueError):
-    """Quoting this module does not read (``$'…'`` next to braces): the caller must treat the
-    word as unknown."""
 
 
 def expand_braces(source: str, limit: int = MAX_BRACE_WORDS) -> tuple[str, ...] | None:

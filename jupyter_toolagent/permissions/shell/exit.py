@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .parse import _TIME_KEYWORD, ShellParseError, _bashlex_parse
+from .parse import _TIME_KEYWORD, _bashlex_parse
+from ...errors import ShellParseError
 from .wrappers import strip_wrappers
 
 __all__ = ["NO_ANSWERS", "no_answer"]

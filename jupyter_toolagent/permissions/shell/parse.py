@@ -32,8 +32,9 @@ from typing import Any
 
 import bashlex
 
-from ...errors import ToolAgentError
-from .braces import MAX_BRACE_WORDS, BraceOverflow, BraceUnreadable, expand_braces
+from ...errors import ShellParseError, ToolAgentError
+from .braces import MAX_BRACE_WORDS, expand_braces
+from ...errors import BraceOverflow, BraceUnreadable
 from .cwd import part_directories
 from .readonly import reads_reveal_environment, words_are_read_only
 from .wrappers import HARMLESS_WRAPPERS, strip_wrappers  # noqa: F401 (HARMLESS_WRAPPERS re-exported)
@@ -62,15 +63,6 @@ DANGEROUS_VARIABLES = frozenset(
     }
 )
 _DANGEROUS_PREFIXES = ("LD_", "DYLD_", "GIT_", "PYTHON", "BASH_FUNC_", "SSH_")
-
-
-class ShellParseError(ToolAgentError, ValueError):
-    """A shell command the parser cannot split (the caller must treat it as unknown)."""
-
-    def __init__(self, command: str, problem: str) -> None:
-        self.command = command
-        self.problem = problem
-        super().__init__(f"cannot parse shell command {command!r}: {problem}")
 
 
 def is_dangerous_variable(name: str) -> bool:
