@@ -45,7 +45,7 @@ def _results_of(turn: list[Any], streaming: bool, *tools: Tool) -> dict[str, str
     async def play() -> dict[str, str]:
         session = Session()
         model = RawModel([turn, message_events([{"type": "text", "text": "ok"}], "end_turn")])
-        await run(session, "go", run_config(model, *tools, streaming=streaming, extra={"continuation_delay": 0}))
+        await run(session, "go", run_config(model, *tools, streaming=streaming, continuation_delay=0))
         return {i: result_text(r) for i, r in tool_results(session.messages).items()}
 
     return asyncio.run(play())
