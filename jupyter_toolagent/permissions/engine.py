@@ -42,7 +42,7 @@ from ..core.permission_types import FileAccess, NotebookEdit, PermissionDecision
 from ..core.tool import ToolPool
 from .context import ACCEPT_EDITS_GRANT, PermissionContext
 from .modes import apply_mode, rule_surface
-from .paths import compile_pattern, is_inside, path_rule_content, resolve_path
+from .paths import compile_pattern, is_inside, path_rule_content, resolve_for_rules
 from .read_safety import check_file_read, read_auto_allowed
 from .rules import RuleBehavior, RuleEntry, parse_rule
 from .safety import check_file_edit, check_shell
@@ -105,7 +105,7 @@ def path_denied(perms: PermissionContext, path: str, *, access: str = "read") ->
 
     For tools that list or search many files (Grep, Glob): the permission decision covers the
     directory they were given; they drop each result this returns a rule for."""
-    resolved = resolve_path(path, perms.cwd)
+    resolved = resolve_for_rules(path, perms.cwd)
     kind = READ_RULE if access == "read" else EDIT_RULE
     for entry in perms.entries("deny"):
         if entry.rule.whole_tool or entry.rule.tool != kind:
@@ -164,7 +164,7 @@ def _describe(tool: "Tool", input: dict[str, Any], ctx: "ToolUseContext", perms:
         read_only = False
     call = _Call(tool, names, parsed, subject, read_only)
     if isinstance(subject, FileAccess):
-        call.path = resolve_path(subject.path, perms.cwd)
+        call.path = resolve_for_rules(subject.path, perms.cwd)
     elif isinstance(subject, ShellCommand):
         call.shell = try_parse(subject.command)
         call.read_only = call.shell is not None and is_read_only_parsed(call.shell, str(perms.cwd))

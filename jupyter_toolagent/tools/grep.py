@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.tool import Progress, ToolResult, ToolUseContext
-from .grep_search import PatternRejected, SearchQuery, SearchResult, compile_pattern, search_python, search_ripgrep
+from .grep_search import PatternRejected, SearchQuery, SearchResult, compile_search_regex, search_python, search_ripgrep
 from .paths import FileTool, display_path, read_denied_filter, secret_file_filter
 
 __all__ = ["Grep", "GrepInput", "format_result", "run_search"]
@@ -108,12 +108,12 @@ async def run_search(query: SearchQuery, backend: str | None = None) -> SearchRe
         try:
             return await search_ripgrep(query, rg)
         except PatternRejected as exc:
-            compile_pattern(query)  # raises PatternRejected if Python cannot either
+            compile_search_regex(query)  # raises PatternRejected if Python cannot either
             result = await asyncio.to_thread(search_python, query)
             first = str(exc).splitlines()[-1] if str(exc) else "rejected"
             result.note = f"(ripgrep rejected the pattern — {first} — so Python's re module searched instead.)"
             return result
-    compile_pattern(query)
+    compile_search_regex(query)
     return await asyncio.to_thread(search_python, query)
 
 

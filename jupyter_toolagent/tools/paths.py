@@ -17,11 +17,14 @@ from pydantic import BaseModel
 from ..core.permission_types import FileAccess, PermissionSubject
 from ..core.tool import Tool, ToolUseContext
 
-__all__ = ["FileTool", "display_path", "read_denied_filter", "resolve_path", "secret_file_filter"]
+__all__ = ["FileTool", "absolute_from_cwd", "display_path", "read_denied_filter", "secret_file_filter"]
 
 
-def resolve_path(raw: str | None, cwd: Path) -> Path:
-    """``raw`` made absolute against ``cwd`` (``~`` expanded, ``..`` folded; symlinks kept)."""
+def absolute_from_cwd(raw: str | None, cwd: Path) -> Path:
+    """A tool's path argument as the model meant it: ``raw`` made absolute against ``cwd``
+    (``~`` expanded, ``..`` folded; symlinks kept, so hooks and messages show the name written).
+
+    Permission rules match the symlink-free form instead (`permissions.paths.resolve_for_rules`)."""
     text = os.path.expanduser(raw) if raw else "."
     return Path(os.path.normpath(os.path.join(cwd, text)))
 
@@ -89,7 +92,7 @@ class FileTool(Tool):
         return getattr(input, self.path_field)
 
     def target(self, input: BaseModel, ctx: ToolUseContext) -> Path:
-        return resolve_path(self.raw_path(input), Path(ctx.options.cwd))
+        return absolute_from_cwd(self.raw_path(input), Path(ctx.options.cwd))
 
     def observable_input(self, input: BaseModel, ctx: ToolUseContext) -> dict[str, Any]:
         data = input.model_dump(mode="json")
