@@ -10,7 +10,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from .core.abort import AbortSignal
 from .core.events import AgentEvent, RunFinishedEvent
 from .core.function_tool import as_tool
-from .core.session import PermissionMode, RunConfig, RunRecord, Session
+from .core.permission_types import PermissionMode
+from .core.session import RunConfig, RunRecord, Session
 from .core.sync_run import run_to_completion
 from .core.tool import Tool
 from .core.usage import Usage

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .hook_types import HookRunner
     from .permission_types import Approver, CanUseTool, RuleSurface
 
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+from .permission_types import PermissionMode
 
 FLUSH_TIMEOUT = 0.5
 """Longest wait of ``ctx.flush_events()`` (seconds): a consumer that is busy elsewhere, or does
