@@ -7,10 +7,11 @@ when every tool its definition allows is read-only, so several ``explore`` agent
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from pydantic import BaseModel, Field
 
+from ..core.function_tool import as_tool
 from ..core.permission_types import PermissionDecision
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
 from .definitions import AGENT_TOOL_NAME, SubagentDefinition, all_definitions
@@ -90,6 +91,22 @@ class SubagentSource:
 
     def __init__(self, tool: AgentTool) -> None:
         self.tool = tool
+
+    @classmethod
+    def for_parent(cls, model: Callable[[], Any], tools: Callable[[], Iterable[Any]], session: Any, *,
+                   max_tokens: int = 8192) -> "SubagentSource":
+        """The ``Agent`` tool of a parent run (`Agent` or a ``%%agent`` cell): the parent's model,
+        its tools *now* (plain functions become tools, so read-only definitions can be told
+        apart) and the settings file of the session's permissions, all read when a sub-agent
+        starts rather than when the source is made."""
+
+        def current_tools() -> list[Tool]:
+            return [as_tool(t) for t in tools()]
+
+        def settings() -> Any:
+            return session.permissions.settings if session.permissions is not None else None
+
+        return cls(AgentTool(model, tools_provider=current_tools, settings_provider=settings, max_tokens=max_tokens))
 
     def tools(self) -> list[Tool]:
         return [self.tool]
