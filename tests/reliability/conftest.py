@@ -9,9 +9,9 @@ from typing import Iterator
 import pytest
 
 HERE = Path(__file__).resolve().parent
-for shared in (HERE.parent / "permissions", HERE.parent / "kernel"):
+for shared in (HERE.parent / "permissions", HERE.parent / "kernel", HERE.parent / "core"):
     if str(shared) not in sys.path:
-        sys.path.append(str(shared))  # corpus_data / fakes / kernel_harness are reused as they are
+        sys.path.append(str(shared))  # corpus_data / fakes / kernel_harness / runtime_support are reused as they are
 
 
 from jupyter_toolagent.hooks import HookRegistry, default_registry  # noqa: E402
