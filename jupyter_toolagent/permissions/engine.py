@@ -42,13 +42,13 @@ from ..core.permission_types import FileAccess, NotebookEdit, PermissionDecision
 from ..core.tool import ToolPool
 from .context import ACCEPT_EDITS_GRANT, PermissionContext
 from .modes import apply_mode, rule_surface
-from .paths import compile_pattern, is_inside, path_rule_content, resolve_for_rules
+from .file_rules import compile_pattern, is_inside, path_rule_content, resolve_for_rules
 from .read_safety import check_file_read, read_auto_allowed
 from .rules import RuleBehavior, RuleEntry, parse_rule
 from .safety import check_file_edit, check_shell
 from .shell import ParsedCommand, is_read_only_parsed, is_read_only_part
 from .shell.cwd import part_directories
-from .shell.paths import named_paths
+from .shell.named_paths import named_paths
 from .shell.rules import (
     allow_matches_part,
     opaque_reason,

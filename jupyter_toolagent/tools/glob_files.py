@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..core.permission_types import FileAccess, PermissionSubject
 from ..core.tool import Progress, ToolResult, ToolUseContext
 from .ignore_walk import glob_regex
-from .paths import FileTool, display_path, read_denied_filter
+from .file_tool import FileTool, display_path, read_denied_filter
 
 __all__ = ["Glob", "GlobInput", "glob_files"]
 

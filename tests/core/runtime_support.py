@@ -23,6 +23,8 @@ from jupyter_toolagent.core.session import RunConfig, Session
 from jupyter_toolagent.core.tool import Progress, Tool, ToolPool, ToolUseContext
 from jupyter_toolagent.models.stream_events import message_stream_events, new_message_id
 
+from transcript_blocks import result_text, tool_results, tool_uses  # noqa: F401 - the core tests import them from here
+
 
 STREAMING = pytest.mark.parametrize("streaming", [True, False], ids=["streaming", "after-stream"])
 """Run the test under both schedulers: tools started while the response streams, and after it."""
@@ -316,30 +318,6 @@ def finished(events: Sequence[AgentEvent]) -> RunFinishedEvent:
     last = events[-1]
     assert isinstance(last, RunFinishedEvent), last
     return last
-
-
-def tool_uses(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [b for m in messages if m["role"] == "assistant" and isinstance(m["content"], list)
-            for b in m["content"] if b.get("type") == "tool_use"]
-
-
-def tool_results(messages: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """tool_use_id -> its result; asserts no id has two results."""
-    found: dict[str, dict[str, Any]] = {}
-    for m in messages:
-        if m["role"] == "user" and isinstance(m["content"], list):
-            for b in m["content"]:
-                if b.get("type") == "tool_result":
-                    assert b["tool_use_id"] not in found, f"two results for {b['tool_use_id']}"
-                    found[b["tool_use_id"]] = b
-    return found
-
-
-def result_text(result: dict[str, Any]) -> str:
-    content = result["content"]
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
 def assert_valid_transcript(messages: Sequence[dict[str, Any]]) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from jupyter_toolagent.errors import ConfigError, RuleSyntaxError
 from jupyter_toolagent.permissions import PermissionRule, RuleEntry, parse_rule
-from jupyter_toolagent.permissions.paths import compile_pattern, is_inside, path_rule_content, resolve_for_rules
+from jupyter_toolagent.permissions.file_rules import compile_pattern, is_inside, path_rule_content, resolve_for_rules
 from jupyter_toolagent.permissions.rules import parse_rule_text
 
 VALID = [

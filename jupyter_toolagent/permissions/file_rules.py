@@ -36,7 +36,7 @@ def resolve_for_rules(path: str | os.PathLike[str], cwd: str | os.PathLike[str])
     """The file ``path`` really is, as rules match it: absolute, normalised and symlink-free
     (``~`` expanded, relative to ``cwd``), so neither ``..`` nor a link steps around a rule.
 
-    Not the path the model or a hook sees (`tools.paths.absolute_from_cwd` keeps links)."""
+    Not the path the model or a hook sees (`tools.file_tool.absolute_from_cwd` keeps links)."""
     expanded = os.path.expanduser(os.fspath(path))
     return os.path.realpath(os.path.join(os.fspath(cwd), expanded))
 

@@ -24,7 +24,7 @@ def absolute_from_cwd(raw: str | None, cwd: Path) -> Path:
     """A tool's path argument as the model meant it: ``raw`` made absolute against ``cwd``
     (``~`` expanded, ``..`` folded; symlinks kept, so hooks and messages show the name written).
 
-    Permission rules match the symlink-free form instead (`permissions.paths.resolve_for_rules`)."""
+    Permission rules match the symlink-free form instead (`permissions.file_rules.resolve_for_rules`)."""
     text = os.path.expanduser(raw) if raw else "."
     return Path(os.path.normpath(os.path.join(cwd, text)))
 
