@@ -14,8 +14,8 @@ from .core.deferred_tools import DeferMode
 from .core.events import AgentEvent, RunFinishedEvent
 from .core.hook_types import HookRunner
 from .core.model import Model
-from .core.permission_types import Approver, CanUseTool
-from .core.session import PermissionMode, RunConfig, RunRecord, Session
+from .core.permission_types import Approver, CanUseTool, PermissionMode
+from .core.session import RunConfig, RunRecord, Session
 from .core.sync_run import run_to_completion
 from .core.tool import PluginOptions, Tool
 from .core.usage import Usage
@@ -118,16 +118,10 @@ class Agent:
         """The ``Agent`` tool (SPEC §12), unless ``subagents=False``."""
         if not enabled:
             return []
-        from .agents import AgentTool, SubagentSource
+        from .agents import SubagentSource
 
-        def settings() -> Any:
-            return self.session.permissions.settings if self.session.permissions is not None else None
-
-        def current_tools() -> list[Any]:
-            return [*(as_tool(t) for t in self._provide_tools()), *self.mcp.tools()]
-
-        return [SubagentSource(AgentTool(lambda: self.config.model, tools_provider=current_tools,
-                                         settings_provider=settings, max_tokens=max_tokens))]
+        return [SubagentSource.for_parent(lambda: self.config.model, lambda: [*map(as_tool, self._provide_tools()), *self.mcp.tools()],
+                                          self.session, max_tokens=max_tokens)]
 
     def _check_rule_tools(self, rules: dict[str, Sequence[str]]) -> None:
         """Refuse a rule that names no tool (a misspelled deny rule would never apply). With a
@@ -153,19 +147,10 @@ class Agent:
         return [*builtin_tools(), *self._static_tools]
 
     def _provide_tools(self) -> list[Any]:
-        tools: list[Any] = []
-        if self._builtin:
-            from .tools import builtin_tools
+        from .tools.pool import tools_now
 
-            tools.extend(builtin_tools())
-        if self.namespace is not None:
-            from .tools.function_tool import tools_from_namespace
-
-            tools.extend(tools_from_namespace(self.namespace))
-        tools.extend(self._static_tools)
-        if self._tool_provider is not None:
-            tools.extend(as_tool(t) for t in self._tool_provider())
-        return tools
+        provided = self._tool_provider() if self._tool_provider is not None else ()
+        return tools_now(builtin=self._builtin, namespace=self.namespace, also=[*self._static_tools, *provided])
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -72,3 +73,35 @@ def no_real_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
 def server() -> Iterator[FakeAnthropicServer]:
     with FakeAnthropicServer() as srv:
         yield srv
+
+
+@pytest.fixture
+def no_anthropic_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Anthropic or product setting in the environment (a test sets what it needs itself)."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "TOOLAGENT_MODEL",
+                 "TOOLAGENT_MAX_TOOL_USE_CONCURRENCY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def agent_shell(no_anthropic_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The shared in-process IPython test shell with the extension loaded, in an empty working
+    directory (so nothing a test does lands in the checkout) and with saving sessions off (the
+    tests of saving switch it on). Afterwards the extension is unloaded, its sessions are
+    dropped and the names the test defined are removed, so no test sees another's state."""
+    from IPython.testing.globalipapp import get_ipython
+
+    monkeypatch.chdir(tmp_path)
+    shell = get_ipython()  # starts the shared test shell once
+    names = set(shell.user_ns)
+    shell.run_line_magic("load_ext", "jupyter_toolagent")
+    shell.run_line_magic("config", "AgentMagics.save_sessions = False")
+    try:
+        yield shell
+    finally:
+        shell.run_line_magic("unload_ext", "jupyter_toolagent")
+        from jupyter_toolagent.notebook.sessions import registry_for
+
+        registry_for(shell).clear()
+        for name in set(shell.user_ns) - names:  # the functions and variables a test defined
+            del shell.user_ns[name]

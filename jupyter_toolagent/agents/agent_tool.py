@@ -7,7 +7,7 @@ when every tool its definition allows is read-only, so several ``explore`` agent
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -90,6 +90,22 @@ class SubagentSource:
 
     def __init__(self, tool: AgentTool) -> None:
         self.tool = tool
+
+    @classmethod
+    def for_parent(cls, model: Callable[[], Any], tools: Callable[[], Iterable[Tool]], session: Any, *,
+                   max_tokens: int = 8192) -> "SubagentSource":
+        """The ``Agent`` tool of a parent run (`Agent` or a ``%%agent`` cell): the parent's model,
+        its tools *now* (as `Tool` objects — the caller turns plain functions into tools, so
+        read-only definitions can be told apart) and the settings file of the session's
+        permissions, all read when a sub-agent starts rather than when the source is made."""
+
+        def current_tools() -> list[Tool]:
+            return list(tools())
+
+        def settings() -> Any:
+            return session.permissions.settings if session.permissions is not None else None
+
+        return cls(AgentTool(model, tools_provider=current_tools, settings_provider=settings, max_tokens=max_tokens))
 
     def tools(self) -> list[Tool]:
         return [self.tool]

@@ -10,13 +10,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Awaitable, Literal, Protocol, get_args, runtime_checkable
 
 if TYPE_CHECKING:
     from .tool import ToolUseContext
     from .tool_call import ToolCall
 
 Behavior = Literal["allow", "deny", "ask", "passthrough"]
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+"""The permission modes of SPEC §5.1. Named here because the core's `RunConfig` carries one;
+what each mode does to a decision is the rule engine's business (`permissions.modes`)."""
+PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
 
 RuleSurface = Literal["python", "cell"]
 """Where the person configures the run: `Agent(...)` in Python, or a ``%%agent`` cell."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
-from typing import Any
+from typing import Any, Callable
 
 IMAGE_SIGNATURES = {
     b"\x89PNG\r\n\x1a\n": "image/png",
@@ -21,21 +21,27 @@ IMAGE_SIGNATURES = {
 }
 
 
-def truncate_middle(text: str, limit: int) -> str:
+def _cut_from_the_middle(cut: int) -> str:
+    return f"\n[... {cut:,} characters cut from the middle ...]\n"
+
+
+def truncate_middle(
+    text: str, limit: int, *, note: Callable[[int], str] = _cut_from_the_middle, note_in_limit: bool = True
+) -> str:
     """Keep the head and tail of ``text`` within ``limit`` characters and say how much was cut.
 
     Exceptions and logs carry the cause at the end and the context at the start, so both ends
-    are worth more than the middle. The note's own length is paid from the budget, and the
-    count it gives is exactly what is missing.
+    are worth more than the middle. ``note`` writes the marker from the number of characters
+    cut, which is exactly what is missing. With ``note_in_limit`` (a budget for the model's
+    context, a hard bound) the marker's own length is paid from ``limit``; without it (a
+    preview for people, where ``limit`` is how much of the text to show) only the text counts.
     """
     if len(text) <= limit:
         return text
-    widest = len(f"\n[... {len(text):,} characters cut from the middle ...]\n")
-    keep = max(limit - widest, 0)
+    keep = max(limit - len(note(len(text))), 0) if note_in_limit else limit
     head = keep // 2
     tail = keep - head
-    note = f"\n[... {len(text) - keep:,} characters cut from the middle ...]\n"
-    return text[:head] + note + (text[-tail:] if tail else "")
+    return text[:head] + note(len(text) - keep) + (text[-tail:] if tail else "")
 
 
 def image_block(data: bytes, media_type: str) -> dict[str, Any]:

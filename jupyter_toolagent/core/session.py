@@ -23,7 +23,6 @@ from .secrets import environment_scrubber
 from .usage import Usage
 
 if TYPE_CHECKING:
-    from .model import Model
     from .deferred_tools import DeferMode
     from .hook_types import HookRunner
     from .model import Model
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
     from .run_plugins import RunPlugins
     from .tool import Tool
 
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+from .permission_types import PermissionMode
 
 FLUSH_TIMEOUT = 0.5
 """Longest wait of ``ctx.flush_events()`` (seconds): a consumer that is busy elsewhere, or does

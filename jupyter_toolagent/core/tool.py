@@ -22,7 +22,6 @@ from typing import (TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Iterable,
 from pydantic import BaseModel, ConfigDict
 
 from .abort import AbortSignal
-from .permission_types import PermissionDecision, PermissionSubject
 from .secrets import SecretScrubber, environment_scrubber
 from .file_state import FileReadState
 from .permission_types import PermissionDecision, PermissionSubject, RuleSurface

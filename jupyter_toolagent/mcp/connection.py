@@ -18,6 +18,7 @@ import os
 from typing import Any, Callable, Literal, Mapping
 
 from ..errors import McpServerGone
+from ..core.secrets import is_secret_name
 from .config import McpServerConfig
 from .stdio_transport import STOP_BUDGET, ServerProcess, stdio_transport
 
@@ -248,40 +249,32 @@ async def _closing(client: Any, transport: Any) -> Any:
 
 
 async def _all_tools(session: Any) -> list[Any]:
-    from mcp.types import PaginatedRequestParams
-
-    tools: list[Any] = []
-    cursor = None
-    for _ in range(100):  # a server that paginates forever cannot hang the start
-        result = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
-        tools.extend(result.tools)
-        cursor = result.next_cursor
-        if not cursor:
-            break
-    return tools
+    return await _all_pages(session.list_tools, "tools")
 
 
 async def _all_resources(session: Any) -> list[Any]:
+    return await _all_pages(session.list_resources, "resources")
+
+
+async def _all_pages(list_page: Callable[..., Any], field: str) -> list[Any]:
+    """Every item of a paginated MCP listing (``tools/list``, ``resources/list``), following
+    ``next_cursor`` — at most 100 pages, so a server that paginates forever cannot hang the start."""
     from mcp.types import PaginatedRequestParams
 
-    resources: list[Any] = []
+    items: list[Any] = []
     cursor = None
     for _ in range(100):
-        result = await session.list_resources(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
-        resources.extend(result.resources)
+        result = await list_page(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        items.extend(getattr(result, field))
         cursor = result.next_cursor
         if not cursor:
             break
-    return resources
-
-
-SECRET_NAME_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
-"""SPEC §5.6: an environment variable whose name contains one of these is a protected value."""
+    return items
 
 
 def child_environment(extra: Mapping[str, str]) -> dict[str, str]:
     """The environment a server child gets: the kernel's variables minus every secret-looking
     one (API keys, tokens, passwords: SPEC §5.6), plus the server's own ``env`` — a server that
     needs a token is given it by name in its configuration, nothing more."""
-    base = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in SECRET_NAME_MARKERS)}
+    base = {k: v for k, v in os.environ.items() if not is_secret_name(k)}
     return {**base, **extra}

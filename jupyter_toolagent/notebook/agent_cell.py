@@ -21,8 +21,8 @@ from ..core.events import NoticeEvent
 from ..core.session import RunConfig, Session
 from ..defaults import default_plugins
 from ..core.tool import PluginOptions
-from ..errors import AgentRunFailed, ConfigError, ToolAgentError
-from ..tools.function_tool import as_tool, tools_from_namespace
+from ..errors import AgentRunFailed, ConfigError
+from ..tools.function_tool import as_tool
 from .headless import Approvals, choose_approvals
 from .mcp_servers import prepare_servers, servers_for
 from .offline import ModelChoice, choose_model, resolve_model_name
@@ -130,16 +130,10 @@ def subagent_sources(magics: Any, model: Any, tool_provider: Any, session: Any) 
     """The ``Agent`` tool, unless ``%config AgentMagics.subagents = False``."""
     if not magics.subagents:
         return []
-    from ..agents import AgentTool, SubagentSource
-    from ..tools.function_tool import as_tool
+    from ..agents import SubagentSource
 
-    def current_tools() -> list[Any]:
-        return [as_tool(t) for t in tool_provider()] if tool_provider is not None else []
-
-    def settings() -> Any:
-        return session.permissions.settings if session.permissions is not None else None
-
-    return [SubagentSource(AgentTool(lambda: model, tools_provider=current_tools, settings_provider=settings))]
+    return [SubagentSource.for_parent(
+        lambda: model, lambda: [as_tool(t) for t in tool_provider()] if tool_provider is not None else [], session)]
 
 
 async def execute_cell(cell: PreparedCell) -> None:
@@ -221,17 +215,10 @@ def make_tool_provider(shell: Any, tool_names: Sequence[str] | None) -> Callable
     """Tools as they are *now*: built-ins, ``@tool`` functions of the namespace, and plain
     functions named in ``--tools``. Called before every model request, so a function
     redefined in another cell is what the next request sees."""
-    from ..tools import builtin_tools
+    from ..tools.pool import tools_now
 
     def provide() -> list["Tool"]:
-        namespace = shell.user_ns
-        tools = [*builtin_tools(), *tools_from_namespace(namespace)]
-        known = {t.name for t in tools}
-        for name in tool_names or ():
-            value = namespace.get(name)
-            if name not in known and value is not None and callable(value) and not isinstance(value, type):
-                tools.append(as_tool(value, name=name))
-        return tools
+        return tools_now(namespace=shell.user_ns, named_functions=tool_names or ())
 
     return provide
 

@@ -25,12 +25,12 @@ rebinding (``df = df.dropna()``) never does.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..tools import optional_libs
 from ..tools.variables import is_hidden, user_tool_of
+from .per_owner import PerOwner
 
 __all__ = ["KernelWatch", "Snapshot", "describe_changes", "mark_kernel_restarted", "take_snapshot", "watch_for"]
 
@@ -138,14 +138,11 @@ class KernelWatch:
         self.kernel_restarted = False
 
 
-_watches: "weakref.WeakKeyDictionary[Any, KernelWatch]" = weakref.WeakKeyDictionary()
+_watches: PerOwner[KernelWatch] = PerOwner(KernelWatch)
 
 
 def watch_for(session: Any) -> KernelWatch:
-    watch = _watches.get(session)
-    if watch is None:
-        watch = _watches[session] = KernelWatch()
-    return watch
+    return _watches.get(session)
 
 
 def mark_kernel_restarted(session: Any) -> None:

@@ -11,7 +11,6 @@ start is one warning line in the cell, and the cell runs without it.
 
 from __future__ import annotations
 
-import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,24 +18,22 @@ from ..core.events import NoticeEvent, PermissionDecidedEvent, ToolFinishedEvent
 from ..core.permission_types import ApprovalRequest
 from ..mcp import McpServers
 from ..mcp.names import server_prefix
+from .per_owner import PerOwner
 
 if TYPE_CHECKING:
     from .agent_cell import PreparedCell
 
-_servers: "weakref.WeakKeyDictionary[Any, McpServers]" = weakref.WeakKeyDictionary()
+_servers: PerOwner[McpServers] = PerOwner(McpServers)
 
 
 def servers_for(shell: Any) -> McpServers:
     """The MCP servers of this shell (created on first use)."""
-    servers = _servers.get(shell)
-    if servers is None:
-        servers = _servers[shell] = McpServers()
-    return servers
+    return _servers.get(shell)
 
 
 def close_servers(shell: Any) -> None:
     """Stop every MCP server of this shell (``%unload_ext``)."""
-    servers = _servers.pop(shell, None)
+    servers = _servers.pop(shell)
     if servers is not None:
         servers.close()
 

@@ -17,8 +17,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..errors import ConfigError, UnknownKeywordError
-
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
+from ..permissions.modes import MODES
 
 
 @dataclass

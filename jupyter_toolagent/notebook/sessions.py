@@ -11,10 +11,10 @@ continues the saved one (SPEC §14), as ``%agent resume NAME`` does.
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from ..core.session import Session
+from .per_owner import PerOwner
 
 DEFAULT_SESSION = "default"
 
@@ -92,14 +92,11 @@ class SessionRegistry:
         self.current_name = DEFAULT_SESSION
 
 
-_registries: "weakref.WeakKeyDictionary[Any, SessionRegistry]" = weakref.WeakKeyDictionary()
+_registries: PerOwner[SessionRegistry] = PerOwner(SessionRegistry)
 
 
 def registry_for(shell: Any) -> SessionRegistry:
-    registry = _registries.get(shell)
-    if registry is None:
-        registry = _registries[shell] = SessionRegistry()
-    return registry
+    return _registries.get(shell)
 
 
 def current_session(shell: Any = None) -> Session:

@@ -18,8 +18,9 @@ import re
 from typing import Any, Iterable
 
 from ..core.usage import Usage
+from ..views._base import cut_middle
 from .markdown_text import MarkdownStream, markdown_html
-from .view_state import Ask, CardState, Decision, ItemKind, Notice, RunViewState, TextBlock, cut_middle
+from .view_state import Ask, CardState, Decision, ItemKind, Notice, RunViewState, TextBlock
 
 PREFIX = "jp-toolagent"
 

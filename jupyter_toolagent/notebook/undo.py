@@ -8,12 +8,12 @@ works once: a second ``%agent undo`` says there is nothing to undo.
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
 from ..tools.namespace_changes import NOT_UNDONE, UndoStore
+from .per_owner import PerOwner
 
 if TYPE_CHECKING:
     from .magics import AgentMagics
@@ -21,14 +21,11 @@ if TYPE_CHECKING:
 
 __all__ = ["undo", "undo_store_for"]
 
-_stores: "weakref.WeakKeyDictionary[Any, UndoStore]" = weakref.WeakKeyDictionary()
+_stores: PerOwner[UndoStore] = PerOwner(UndoStore)
 
 
 def undo_store_for(shell: Any) -> UndoStore:
-    store = _stores.get(shell)
-    if store is None:
-        store = _stores[shell] = UndoStore()
-    return store
+    return _stores.get(shell)
 
 
 def undo(magics: "AgentMagics", args: list[str]) -> "TextView":

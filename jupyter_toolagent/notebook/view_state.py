@@ -30,6 +30,7 @@ from ..core.events import (
     ToolStartedEvent,
 )
 from ..core.usage import Usage
+from ..views._base import cut_middle
 
 CardStatus = Literal[
     "queued", "waiting", "running", "done", "error", "denied", "cancelled", "interrupted", "invalid"
@@ -41,16 +42,6 @@ PREVIEW_CHARS = 2_000
 """Bound of a card's result preview and captured output (the model gets the full result)."""
 LIVE_OUTPUT_CHARS = 4_000
 MAX_PREVIEW_IMAGES = 4
-
-
-def cut_middle(text: str, limit: int) -> str:
-    """Keep head and tail of ``text``: the end of an output is often where the answer is."""
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    tail = limit - head
-    cut = len(text) - head - tail
-    return f"{text[:head]}\n[… {cut:,} characters cut …]\n{text[-tail:]}"
 
 
 @dataclass

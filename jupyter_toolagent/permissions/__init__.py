@@ -12,12 +12,12 @@
       git.py          what git runs besides git (``-c core.pager=…``, ``rebase --exec`` …), and
                       whether it runs in the working directory's own repository
       runners.py      ``uv run``, ``conda run``, ``nix-shell --run`` … described by their grammars
-      paths.py        the files a command names, resolved, for ``Read(...)`` deny rules
+      named_paths.py  the files a command names, resolved, for ``Read(...)`` deny rules
       interpreters.py inline program text and programs read from stdin (opaque)
       options.py      option values read the way getopt does (unique long-option prefixes too)
       cwd.py          the directory each part runs in (``cd`` followed)
       sed.py          sed scripts that run commands or read script files
-    paths.py          gitignore-style file patterns on resolved paths
+    file_rules.py     gitignore-style file patterns on resolved paths
     safety.py         writes that ask in every mode; the protected list as data
                       (`safety.protected_path_patterns`, `safety.is_protected_path`)
     settings.py       ``.toolagent/settings.json``

@@ -44,13 +44,13 @@ from ..core.tool import ToolPool
 from ..core.tool_call import ToolCall
 from .context import ACCEPT_EDITS_GRANT, PermissionContext
 from .modes import apply_mode, rule_surface
-from .paths import compile_pattern, is_inside, path_rule_content, resolve_path
+from .file_rules import compile_pattern, is_inside, path_rule_content, resolve_for_rules
 from .read_safety import check_file_read, read_auto_allowed
 from .rules import RuleBehavior, RuleEntry, parse_rule
 from .safety import check_file_edit, check_shell
 from .shell import ParsedCommand, is_read_only_parsed, is_read_only_part
 from .shell.cwd import part_directories
-from .shell.paths import named_paths
+from .shell.named_paths import named_paths
 from .shell.rules import (
     allow_matches_part,
     opaque_reason,
@@ -107,7 +107,7 @@ def path_denied(perms: PermissionContext, path: str, *, access: str = "read") ->
 
     For tools that list or search many files (Grep, Glob): the permission decision covers the
     directory they were given; they drop each result this returns a rule for."""
-    resolved = resolve_path(path, perms.cwd)
+    resolved = resolve_for_rules(path, perms.cwd)
     kind = READ_RULE if access == "read" else EDIT_RULE
     for entry in perms.entries("deny"):
         if entry.rule.whole_tool or entry.rule.tool != kind:
@@ -173,7 +173,7 @@ def _describe(call: ToolCall, ctx: "ToolUseContext", perms: PermissionContext) -
         read_only = False
     described = _Call(tool, names, call.input, subject, read_only)
     if isinstance(subject, FileAccess):
-        described.path = resolve_path(subject.path, perms.cwd)
+        described.path = resolve_for_rules(subject.path, perms.cwd)
     elif isinstance(subject, ShellCommand):
         described.shell = try_parse(subject.command)
         described.read_only = described.shell is not None and is_read_only_parsed(described.shell, str(perms.cwd))

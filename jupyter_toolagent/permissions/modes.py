@@ -9,15 +9,13 @@ plan mode means "look, don't touch", whatever else was configured (§5.1).
 
 from __future__ import annotations
 
-from typing import Literal, get_args
-
-from ..core.permission_types import PermissionDecision, RuleSurface, how_to_allow
+from ..core.permission_types import PERMISSION_MODES, PermissionDecision, PermissionMode, RuleSurface, how_to_allow
 from ..errors import ConfigError
 
-Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
-MODES: tuple[Mode, ...] = get_args(Mode)
+Mode = PermissionMode
+MODES: tuple[Mode, ...] = PERMISSION_MODES
 
-_ALIASES = {m.lower(): m for m in MODES} | {
+_ALIASES: dict[str, Mode] = {m.lower(): m for m in MODES} | {
     "accept-edits": "acceptEdits", "accept_edits": "acceptEdits", "bypass": "bypassPermissions",
     "dont-ask": "dontAsk", "dont_ask": "dontAsk",
 }
@@ -34,7 +32,7 @@ def parse_mode(text: str) -> Mode:
     mode = _ALIASES.get(str(text).strip().lower())
     if mode is None:
         raise ConfigError(f"unknown permission mode {text!r}; choose one of: {', '.join(MODES)}")
-    return mode  # type: ignore[return-value]
+    return mode
 
 
 def rule_surface(ctx: object) -> RuleSurface:

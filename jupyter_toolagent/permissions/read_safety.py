@@ -25,7 +25,7 @@ import fnmatch
 import os
 import re
 
-from .paths import is_inside
+from .file_rules import is_inside
 
 __all__ = ["SYSTEM_TREES", "check_file_read", "looks_secret", "read_auto_allowed"]
 

@@ -4,7 +4,7 @@ A rule is parsed once, where it enters the system (a magic flag, an ``Agent`` ar
 settings file, "Always allow"), so a typo is reported before anything is sent instead of
 silently matching nothing. What the content *means* depends on what the call touches and is
 decided at match time: a shell command for ``Bash(...)`` (`shell.rules`), a gitignore-style
-path pattern for file tools (`paths`).
+path pattern for file tools (`file_rules`).
 
 ``Tool(*)`` is the same rule as ``Tool``: the whole tool.
 """

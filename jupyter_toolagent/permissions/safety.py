@@ -126,7 +126,7 @@ def protected_path_patterns(path_variable: str | None = None) -> tuple[Protected
 @lru_cache(maxsize=32)
 def _patterns_for(path_variable: str) -> tuple[ProtectedPattern, ...]:
     early = tuple(
-        ProtectedPattern(_escape(d).rstrip("/") + "/*", f"{d} is searched for programs before /usr/bin")
+        ProtectedPattern(_bracket_glob_chars(d).rstrip("/") + "/*", f"{d} is searched for programs before /usr/bin")
         for d in early_path_directories(path_variable)
     )
     return PROTECTED_PATTERNS + early
@@ -138,7 +138,7 @@ def protected_path_globs(path_variable: str | None = None) -> tuple[str, ...]:
     return tuple(p.glob() for p in protected_path_patterns(path_variable))
 
 
-def _escape(text: str) -> str:
+def _bracket_glob_chars(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
 
 

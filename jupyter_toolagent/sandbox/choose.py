@@ -17,7 +17,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from ..permissions.paths import compile_pattern
+from ..permissions.file_rules import compile_pattern
 from ..permissions.settings import SandboxSettings
 from .discovery import find_hidden, find_protected
 from .policy import SandboxPolicy

@@ -29,7 +29,6 @@ __all__ = [
     "bounded_repr",
     "call_with_timeout",
     "cut_end",
-    "cut_middle",
     "run_in_daemon_thread",
     "type_name",
     "user_code_deadline",
@@ -43,9 +42,6 @@ DEFAULT_TIMEOUT = 1.5
 MAX_INT_DIGITS = 60
 
 
-def cut_middle(text: str, limit: int) -> str:
-    """Head and tail of ``text`` within ``limit`` characters (logs end with the cause)."""
-    return truncate_middle(text, limit)
 
 
 def cut_end(text: str, limit: int, hint: str = "") -> str:
@@ -283,7 +279,7 @@ class _BoundedRepr:
             return f"<{_type_name(x)} object; its __repr__ raised {type(exc).__name__}: {cut_end(str(exc), 200)}>"
         if not isinstance(text, str):
             return f"<{_type_name(x)} object>"
-        return cut_middle(text, self.max_other) if len(text) > self.max_other else text
+        return truncate_middle(text, self.max_other) if len(text) > self.max_other else text
 
 
 _SEQUENCES: tuple[tuple[type, str, str], ...] = (
@@ -333,7 +329,7 @@ def bounded_repr(
             return f"<{_type_name(value)} object; its __repr__ {exc}>"
         except Exception as exc:
             return f"<{_type_name(value)} object; its repr failed with {type(exc).__name__}: {cut_end(str(exc), 200)}>"
-    return cut_middle(text, max_chars)
+    return truncate_middle(text, max_chars)
 
 
 def type_name(value: Any) -> str:

@@ -24,7 +24,7 @@ from ..core.file_state import FileStamp
 from ..core.tool import Progress, ToolResult, ToolUseContext
 from ..errors import EditError
 from .bounded import cut_end
-from .paths import FileTool, display_path
+from .file_tool import FileTool, display_path
 from .read_guard import not_read_refusal, record_written
 
 __all__ = ["Edit", "EditInput", "apply_edit"]

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..core.permission_types import FileAccess, PermissionSubject
 from ..core.tool import Progress, ToolResult, ToolUseContext
 from .ignore_walk import glob_regex
-from .paths import FileTool, display_path, read_denied_filter
+from .file_tool import FileTool, display_path, read_denied_filter
 
 __all__ = ["Glob", "GlobInput", "glob_files"]
 
@@ -47,7 +47,7 @@ class Glob(FileTool):
     def permission_subject(self, input: BaseModel, ctx: ToolUseContext) -> PermissionSubject | None:
         """The directory the walk starts in: a pattern like ``../other/*`` or ``/etc/*`` leaves ``path``."""
         assert isinstance(input, GlobInput)
-        base, _ = _split_literal_prefix(self.target(input, ctx), os.path.expanduser(input.pattern))
+        base, _ = _split_glob_root(self.target(input, ctx), os.path.expanduser(input.pattern))
         return FileAccess(os.path.realpath(base), "read", written=os.path.normpath(base))
 
     async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
@@ -69,7 +69,7 @@ class Glob(FileTool):
         return ToolResult(text)
 
 
-def _split_literal_prefix(root: Path, pattern: str) -> tuple[Path, list[str]]:
+def _split_glob_root(root: Path, pattern: str) -> tuple[Path, list[str]]:
     """Start the walk at the pattern's literal directories: ``data/raw/*.csv`` walks data/raw only."""
     parts = [p for p in pattern.split("/") if p not in ("", ".")]
     base = Path("/") if pattern.startswith("/") else root
@@ -81,7 +81,7 @@ def _split_literal_prefix(root: Path, pattern: str) -> tuple[Path, list[str]]:
 def glob_files(root: Path, pattern: str) -> tuple[list[tuple[float, Path]], bool]:
     """(mtime, path) of matching files, newest first, and whether the walk finished."""
     pattern = os.path.expanduser(pattern)
-    base, parts = _split_literal_prefix(root, pattern)
+    base, parts = _split_glob_root(root, pattern)
     if not parts or not base.is_dir():
         return [], True
     regex = glob_regex("/".join(parts))

@@ -15,15 +15,15 @@ from __future__ import annotations
 import asyncio
 import shutil
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.tool import Progress, ToolResult, ToolUseContext
-from .grep_search import SearchQuery, SearchResult, compile_pattern, search_python, search_ripgrep
 from ..errors import PatternRejected
+from .file_tool import FileTool, display_path, read_denied_filter, secret_file_filter
+from .grep_search import SearchQuery, SearchResult, compile_search_regex, search_python, search_ripgrep
 from .options import builtin_options
-from .paths import FileTool, display_path, read_denied_filter, secret_file_filter
 
 __all__ = ["Grep", "GrepInput", "format_result", "run_search"]
 
@@ -79,25 +79,9 @@ class Grep(FileTool):
             result = await run_search(query, builtin_options(ctx).grep_backend)
         except PatternRejected as exc:
             return ToolResult(f"Invalid pattern: {exc}", is_error=True)
-        denied = read_denied_filter(ctx)
-        if denied is not None:
-            protected = [path for path in result.files if denied(path)]
-            for path in protected:
-                del result.files[path]
-            if protected:
-                plural = "s" if len(protected) != 1 else ""
-                result.note = " ".join(filter(None, (
-                    result.note, f"({len(protected):,} file{plural} with matches not shown: a deny rule covers them.)")))
-        secret = secret_file_filter() if root.is_dir() else None  # a file named explicitly was asked about
-        if secret is not None:
-            withheld = [path for path in result.files if secret(path)]
-            for path in withheld:
-                del result.files[path]
-            if withheld:
-                plural = "s" if len(withheld) != 1 else ""
-                result.note = " ".join(filter(None, (
-                    result.note, f"({len(withheld):,} file{plural} that look like credentials (.env, keys, cloud "
-                    "config) not searched: Read one by path to ask the user.)")))
+        _withhold(result, read_denied_filter(ctx), "with matches not shown: a deny rule covers them.")
+        _withhold(result, secret_file_filter() if root.is_dir() else None,  # a file named explicitly was asked about
+                  "that look like credentials (.env, keys, cloud config) not searched: Read one by path to ask the user.")
         text = format_result(result, input.output_mode, Path(ctx.options.cwd), input.head_limit or DEFAULT_HEAD_LIMIT,
                              input.pattern, input.path or ".")
         return ToolResult(text)
@@ -110,13 +94,25 @@ async def run_search(query: SearchQuery, backend: str | None = None) -> SearchRe
         try:
             return await search_ripgrep(query, rg)
         except PatternRejected as exc:
-            compile_pattern(query)  # raises PatternRejected if Python cannot either
+            compile_search_regex(query)  # raises PatternRejected if Python cannot either
             result = await asyncio.to_thread(search_python, query)
             first = str(exc).splitlines()[-1] if str(exc) else "rejected"
             result.note = f"(ripgrep rejected the pattern — {first} — so Python's re module searched instead.)"
             return result
-    compile_pattern(query)
+    compile_search_regex(query)
     return await asyncio.to_thread(search_python, query)
+
+
+def _withhold(result: SearchResult, covered: Callable[[str], bool] | None, why: str) -> None:
+    """Drop the files ``covered`` says must not show and add to the note how many went and ``why``."""
+    if covered is None:
+        return
+    withheld = [path for path in result.files if covered(path)]
+    for path in withheld:
+        del result.files[path]
+    if withheld:
+        plural = "s" if len(withheld) != 1 else ""
+        result.note = " ".join(filter(None, (result.note, f"({len(withheld):,} file{plural} {why})")))
 
 
 def _line(text: str) -> str:

@@ -51,7 +51,7 @@ class SearchResult:
 
 
 # --- Python ----------------------------------------------------------------------------------
-def compile_pattern(query: SearchQuery) -> re.Pattern[str]:
+def compile_search_regex(query: SearchQuery) -> re.Pattern[str]:
     try:
         return re.compile(query.pattern, re.IGNORECASE if query.ignore_case else 0)
     except re.error as exc:
@@ -90,7 +90,7 @@ def _search_file(path: str, regex: re.Pattern[str], budget: int) -> list[tuple[i
 
 def search_python(query: SearchQuery) -> SearchResult:
     """Search with Python's `re`, visiting the files ripgrep would (blocking: run in a thread)."""
-    regex = compile_pattern(query)
+    regex = compile_search_regex(query)
     result = SearchResult(backend="python")
     for path in walk_files(query.root, list(query.globs)):
         found = _search_file(path, regex, MAX_MATCHES - result.kept)

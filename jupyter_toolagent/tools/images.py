@@ -15,8 +15,7 @@ import json
 import sys
 from typing import Any
 
-from ..core.results import image_block, sniff_image
-from .bounded import cut_middle
+from ..core.results import image_block, sniff_image, truncate_middle
 
 __all__ = [
     "MAX_IMAGE_BYTES",
@@ -116,10 +115,10 @@ def mimebundle_to_blocks(data: dict[str, Any]) -> list[dict[str, Any]]:
             return bytes_to_blocks(payload)
     for mime in ("text/markdown", "text/plain", "text/latex"):
         if mime in data and isinstance(data[mime], str):
-            return [{"type": "text", "text": cut_middle(data[mime], MAX_TEXT_OUTPUT)}]
+            return [{"type": "text", "text": truncate_middle(data[mime], MAX_TEXT_OUTPUT)}]
     if "application/json" in data:
-        return [{"type": "text", "text": cut_middle(json.dumps(data["application/json"], default=repr), MAX_TEXT_OUTPUT)}]
+        return [{"type": "text", "text": truncate_middle(json.dumps(data["application/json"], default=repr), MAX_TEXT_OUTPUT)}]
     if "text/html" in data and isinstance(data["text/html"], str):
-        return [{"type": "text", "text": cut_middle(data["text/html"], MAX_TEXT_OUTPUT)}]
+        return [{"type": "text", "text": truncate_middle(data["text/html"], MAX_TEXT_OUTPUT)}]
     kinds = ", ".join(sorted(data)) or "nothing"
     return [{"type": "text", "text": f"(a display output the model cannot read: {kinds})"}]

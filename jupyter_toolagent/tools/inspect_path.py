@@ -17,7 +17,7 @@ from typing import Any, Callable, Union
 
 from ..errors import InspectPathError
 
-__all__ = ["Attribute", "Key", "Path", "parse_path", "resolve_path"]
+__all__ = ["Attribute", "Key", "VariablePath", "follow_path", "parse_path"]
 
 MAX_PATH_CHARS = 500
 
@@ -44,7 +44,7 @@ Step = Union[Attribute, Key]
 
 
 @dataclass(frozen=True)
-class Path:
+class VariablePath:
     root: str
     steps: tuple[Step, ...]
 
@@ -61,8 +61,8 @@ def _key_text(value: Any) -> str:
     return repr(value)
 
 
-def parse_path(text: str) -> Path:
-    """Parse ``text`` into a `Path`, or raise `InspectPathError` explaining what is refused."""
+def parse_path(text: str) -> VariablePath:
+    """Parse ``text`` into a `VariablePath`, or raise `InspectPathError` explaining what is refused."""
     text = text.strip()
     if not text:
         raise InspectPathError("the path is empty: give a variable name such as df or df['col']")
@@ -88,7 +88,7 @@ def parse_path(text: str) -> Path:
                 "use RunPython to compute something."
             )
     _check_name(node.id, "name")
-    return Path(node.id, tuple(reversed(steps)))
+    return VariablePath(node.id, tuple(reversed(steps)))
 
 
 def _check_name(name: str, what: str) -> None:
@@ -113,7 +113,7 @@ def _key(node: ast.AST) -> Any:
 def _constant(node: ast.AST) -> Any:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
         value = node.operand.value
-        if type(value) in (int, float):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):  # bool is an int, not a number here
             return -value
     if isinstance(node, ast.Constant) and type(node.value) in (int, float, str, bytes, bool, type(None)):
         return node.value
@@ -134,8 +134,9 @@ Guard = Callable[[Any, Any], "str | None"]
 ``next_key`` is the subscript applied next, or None."""
 
 
-def resolve_path(path: Path, namespace: Any, guard: Guard | None = None) -> Any:
-    """Follow ``path`` from ``namespace``; raise `InspectPathError` naming the step that failed,
+def follow_path(path: VariablePath, namespace: Any, guard: Guard | None = None) -> Any:
+    """The value an attribute/index path names: follow ``path`` (``df.columns[0]``, not a file
+    path) from ``namespace``; raise `InspectPathError` naming the step that failed,
     or the first value ``guard`` refuses (the root included).
 
     Attribute access and subscripting run the object's own ``__getattr__``/``__getitem__``

@@ -19,7 +19,7 @@ from ..errors import InspectPathError, TimedOut
 from .bounded import DEFAULT_TIMEOUT, run_in_daemon_thread
 from .inspect_guard import refusal
 from .options import builtin_options
-from .inspect_path import parse_path, resolve_path
+from .inspect_path import follow_path, parse_path
 from .summarize import DEFAULT_BUDGET, summarize
 from .variables import is_hidden, user_tool_of
 
@@ -104,7 +104,7 @@ def _inspect(path: Any, namespace: Any, budget: int, guard: Any) -> str:
     from .bounded import call_with_timeout
 
     try:
-        value = call_with_timeout(resolve_path, path, namespace, guard, timeout=2 * DEFAULT_TIMEOUT)
+        value = call_with_timeout(follow_path, path, namespace, guard, timeout=2 * DEFAULT_TIMEOUT)
     except TimedOut as exc:
         raise InspectPathError(f"following the path {exc}") from None
     header = f"{path.text()}: " if path.steps else f"{path.root}: "

@@ -19,8 +19,9 @@ from typing import Protocol, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..core.results import truncate_middle
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
-from .bounded import TextBudget, cut_middle
+from .bounded import TextBudget
 from .options import builtin_options
 
 __all__ = ["CellHistorySource", "CellRecord", "NotebookCells", "NotebookCellsInput"]
@@ -122,12 +123,12 @@ def render_cells(cells: Sequence[CellRecord], query: NotebookCellsInput) -> str:
                 break
     last_error = next((c for c in reversed(cells) if c.error), None)
     if last_error is not None and last_error.traceback:
-        out.add(f"\nLast exception (In[{last_error.number}]):\n{cut_middle(last_error.traceback, TRACEBACK_CHARS)}\n")
+        out.add(f"\nLast exception (In[{last_error.number}]):\n{truncate_middle(last_error.traceback, TRACEBACK_CHARS)}\n")
     return out.text().rstrip("\n")
 
 
 def _render_cell(cell: CellRecord) -> str:
-    lines = [f"\nIn [{cell.number}]:", cut_middle(cell.source.rstrip("\n"), SOURCE_CHARS) or "(empty)"]
+    lines = [f"\nIn [{cell.number}]:", truncate_middle(cell.source.rstrip("\n"), SOURCE_CHARS) or "(empty)"]
     if cell.error:
         lines.append(f"→ raised {cell.error}")
     elif cell.output:

@@ -17,8 +17,9 @@ import json
 import math
 from typing import Any
 
+from ..core.results import truncate_middle
 from . import optional_libs
-from .bounded import bounded_repr, cut_middle
+from .bounded import bounded_repr
 from .images import bytes_to_blocks, figure_png
 from .summarize import summarize
 
@@ -64,7 +65,7 @@ def _json_text(value: Any) -> str:
         text = json.dumps(_plain(value), ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         return bounded_repr(value, 10_000)
-    return text if len(text) <= MAX_JSON_CHARS else cut_middle(text, MAX_JSON_CHARS)
+    return text if len(text) <= MAX_JSON_CHARS else truncate_middle(text, MAX_JSON_CHARS)
 
 
 def _too_many_items(value: Any, limit: int = 100_000) -> bool:

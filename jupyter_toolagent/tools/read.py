@@ -21,7 +21,7 @@ from ..core.file_state import FileStamp
 from ..core.results import sniff_image
 from ..core.tool import Progress, ToolResult, ToolUseContext
 from .images import MAX_IMAGE_BYTES, bytes_to_blocks
-from .paths import FileTool
+from .file_tool import FileTool
 from .read_guard import record_seen
 
 __all__ = ["Read", "ReadInput"]

@@ -29,9 +29,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.abort import KERNEL_INTERRUPT
 from ..core.capture import capture_output
+from ..core.results import truncate_middle
 from ..core.tool import Progress, Tool, ToolResult, ToolUseContext
 from . import optional_libs
-from .bounded import bounded_repr, cut_middle
+from .bounded import bounded_repr
 from .images import bytes_to_blocks, close_new_figures, figure_png, new_figure_blocks, open_figure_numbers
 from .namespace_changes import NameChanges, UndoRecord
 from .options import builtin_options
@@ -119,7 +120,7 @@ def _record_changes(before: dict[str, Any], namespace: dict[str, Any], ctx: Tool
 
 def _text_block(printed: str) -> list[dict[str, Any]]:
     printed = printed.rstrip()
-    return [{"type": "text", "text": cut_middle(printed, PRINTED_CHARS)}] if printed else []
+    return [{"type": "text", "text": truncate_middle(printed, PRINTED_CHARS)}] if printed else []
 
 
 def _labelled(block: dict[str, Any]) -> dict[str, Any]:
@@ -144,7 +145,7 @@ def _merge_texts(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _error_text(execution: Execution, printed: str) -> str:
     """Error results may carry text only: printed output, text displays, then the traceback."""
-    parts = [cut_middle(printed.rstrip(), PRINTED_CHARS)] if printed.strip() else []
+    parts = [truncate_middle(printed.rstrip(), PRINTED_CHARS)] if printed.strip() else []
     images = 0
     for block in execution.displays:
         if block.get("type") == "text":

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.file_state import FileStamp
 from ..core.tool import Progress, ToolResult, ToolUseContext
-from .paths import FileTool
+from .file_tool import FileTool
 from .read_guard import not_read_refusal, record_written
 
 __all__ = ["Write", "WriteInput", "write_file"]

@@ -17,6 +17,8 @@ import html
 from abc import ABC, abstractmethod
 from typing import Any
 
+from ..core.results import truncate_middle
+
 __all__ = ["View", "cut_middle", "esc", "STYLESHEET", "ROOT_CLASS"]
 
 ROOT_CLASS = "tav"
@@ -31,13 +33,16 @@ def cut_middle(text: str, limit: int | None) -> str:
     """``text`` if it fits in ``limit`` characters, else its head and tail with a count between.
 
     The middle goes because both ends carry meaning: a traceback's last line, a file's header.
+    The one algorithm is `core.results.truncate_middle`; for people the marker is inline and
+    not counted, so a column of ``limit`` characters shows ``limit`` characters of text.
     """
-    if limit is None or len(text) <= limit:
+    if limit is None:
         return text
-    keep = max(limit, 2)
-    head, tail = keep - keep // 2, keep // 2
-    cut = len(text) - head - tail
-    return f"{text[:head]}… [{cut} characters cut] …{text[len(text) - tail:]}"
+    return truncate_middle(text, limit, note=_inline_cut_note, note_in_limit=False)
+
+
+def _inline_cut_note(cut: int) -> str:
+    return f"… [{cut} characters cut] …"
 
 
 def _mix(color: str, fallback: str, percent: int) -> str:

@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from typing import Any, Callable, Literal, Sequence
 
+import pytest
 from pydantic import BaseModel, ConfigDict
 
 from jupyter_toolagent.core.abort import AbortSignal
@@ -22,10 +23,87 @@ from jupyter_toolagent.core.session import RunConfig, Session
 from jupyter_toolagent.core.tool import Progress, Tool, ToolPool, ToolUseContext
 from jupyter_toolagent.models.stream_events import message_stream_events, new_message_id
 
+from transcript_blocks import result_text, tool_results, tool_uses  # noqa: F401 - the core tests import them from here
+
+
+STREAMING = pytest.mark.parametrize("streaming", [True, False], ids=["streaming", "after-stream"])
+"""Run the test under both schedulers: tools started while the response streams, and after it."""
+
 
 class TagInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
     tag: str = ""
+
+
+class EffectInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tag: str
+    delay: float = 0.0
+    fail: bool = False
+
+
+class SideEffect(Tool):
+    """Records its tag the moment it starts (the side effect), reports progress, then sleeps
+    and maybe raises. ``gauge`` (shared by the tools of a run) measures concurrency."""
+
+    input_model = EffectInput
+
+    def __init__(self, name: str, effects: list[str], *, safe: bool, behavior: str = "cancel",
+                 gauge: "Gauge | None" = None) -> None:
+        self.name = name
+        self.description = f"side-effect probe {name}"
+        self.effects = effects
+        self.safe = safe
+        self.interrupt_behavior = behavior  # type: ignore[assignment]
+        self.gauge = gauge
+
+    def is_concurrency_safe(self, input: BaseModel) -> bool:
+        return self.safe
+
+    def is_read_only(self, input: BaseModel) -> bool:
+        return self.safe
+
+    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> Any:
+        assert isinstance(input, EffectInput)
+        self.effects.append(input.tag)
+        progress("working", 0.5)
+        if self.gauge is not None:
+            self.gauge.enter()
+        try:
+            if input.delay:
+                await asyncio.sleep(input.delay)
+        finally:
+            if self.gauge is not None:
+                self.gauge.leave()
+        if input.fail:
+            raise RuntimeError(f"{self.name} failed on purpose ({input.tag})")
+        return f"{self.name} did {input.tag}"
+
+
+class Gauge:
+    """How many calls run at once, and the most that ever did."""
+
+    def __init__(self) -> None:
+        self.running = 0
+        self.most = 0
+
+    def enter(self) -> None:
+        self.running += 1
+        self.most = max(self.most, self.running)
+
+    def leave(self) -> None:
+        self.running -= 1
+
+
+def probe_tools(effects: list[str], gauge: Gauge | None = None) -> list[Tool]:
+    """Look (safe), Keep (safe, finishes on abort), Change (unsafe), Shell (safe; like every
+    failure, its error cancels nothing)."""
+    return [
+        SideEffect("Look", effects, safe=True, gauge=gauge),
+        SideEffect("Keep", effects, safe=True, behavior="block", gauge=gauge),
+        SideEffect("Change", effects, safe=False, gauge=gauge),
+        SideEffect("Shell", effects, safe=True, gauge=gauge),
+    ]
 
 
 async def allow_all(call, ctx, *, hook_decision):  # noqa: ANN001
@@ -240,30 +318,6 @@ def finished(events: Sequence[AgentEvent]) -> RunFinishedEvent:
     last = events[-1]
     assert isinstance(last, RunFinishedEvent), last
     return last
-
-
-def tool_uses(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [b for m in messages if m["role"] == "assistant" and isinstance(m["content"], list)
-            for b in m["content"] if b.get("type") == "tool_use"]
-
-
-def tool_results(messages: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """tool_use_id -> its result; asserts no id has two results."""
-    found: dict[str, dict[str, Any]] = {}
-    for m in messages:
-        if m["role"] == "user" and isinstance(m["content"], list):
-            for b in m["content"]:
-                if b.get("type") == "tool_result":
-                    assert b["tool_use_id"] not in found, f"two results for {b['tool_use_id']}"
-                    found[b["tool_use_id"]] = b
-    return found
-
-
-def result_text(result: dict[str, Any]) -> str:
-    content = result["content"]
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
 def assert_valid_transcript(messages: Sequence[dict[str, Any]]) -> None:

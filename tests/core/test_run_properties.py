@@ -22,7 +22,6 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, ConfigDict
 
 from jupyter_toolagent.core.abort import AbortSignal
 from jupyter_toolagent.core.pairing import check_pairing, normalize_messages_for_api
@@ -31,50 +30,9 @@ from jupyter_toolagent.core.session import Session
 from jupyter_toolagent.core.tool import Progress, Tool, ToolUseContext
 from jupyter_toolagent.models import ScriptedModel, ScriptedTurn, text_block
 
-from runtime_support import StopInFlight, run_config, tool_results, tool_uses
-
-
-class CallInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    tag: str
-    delay: float = 0.0
-    fail: bool = False
-
-
-class SideEffect(Tool):
-    """Records its call (the side effect), sleeps, maybe raises."""
-
-    input_model = CallInput
-
-    def __init__(self, name: str, effects: list[str], *, safe: bool, behavior: str = "cancel") -> None:
-        self.name = name
-        self.effects = effects
-        self.safe = safe
-        self.interrupt_behavior = behavior  # type: ignore[assignment]
-
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
-        return self.safe
-
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> Any:
-        assert isinstance(input, CallInput)
-        self.effects.append(input.tag)
-        progress("working", 0.5)
-        await asyncio.sleep(input.delay)
-        if input.fail:
-            raise RuntimeError(f"{self.name} failed on purpose")
-        return f"{self.name} did {input.tag}"
-
+from runtime_support import StopInFlight, probe_tools, run_config, tool_results, tool_uses
 
 TOOL_NAMES = ["Look", "Keep", "Change", "Shell", "Nope"]
-
-
-def make_tools(effects: list[str]) -> list[Tool]:
-    return [
-        SideEffect("Look", effects, safe=True),
-        SideEffect("Keep", effects, safe=True, behavior="block"),
-        SideEffect("Change", effects, safe=False),
-        SideEffect("Shell", effects, safe=True),
-    ]
 
 
 @st.composite
@@ -152,7 +110,7 @@ async def play(spec: dict[str, Any], serial: int, *, streaming: bool) -> None:
         model_seen: Any = StopInFlight(model, abort, kinds=("content_block_stop", "message_stop"), nth=when)
     else:
         model_seen = model
-    config = run_config(model_seen, *make_tools(effects), streaming=streaming, can_use_tool=policy, max_turns=5)
+    config = run_config(model_seen, *probe_tools(effects), streaming=streaming, can_use_tool=policy, max_turns=5)
 
     async def consume() -> None:
         async for _ in session.run("go", config, abort=abort):

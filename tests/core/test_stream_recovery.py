@@ -18,6 +18,7 @@ from jupyter_toolagent.core.session import Session
 from jupyter_toolagent.models import text_block, tool_use_block
 
 from runtime_support import (
+    STREAMING,
     Probe,
     RawModel,
     assert_valid_transcript,
@@ -28,9 +29,6 @@ from runtime_support import (
     run_config,
     tool_results,
 )
-
-STREAMING = pytest.mark.parametrize("streaming", [True, False], ids=["streaming", "after-stream"])
-
 
 def without_stop_of(events: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
     return [e for e in events if not (e["type"] == "content_block_stop" and e.get("index") == index)]

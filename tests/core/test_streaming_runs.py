@@ -14,6 +14,7 @@ from jupyter_toolagent.errors import ModelAPIError
 from jupyter_toolagent.models import ScriptedModel, ScriptedTurn, text_block, tool_use_block
 
 from runtime_support import (
+    STREAMING,
     Probe,
     RawModel,
     Raise,
@@ -28,9 +29,6 @@ from runtime_support import (
     run_config,
     tool_results,
 )
-
-STREAMING = pytest.mark.parametrize("streaming", [True, False], ids=["streaming", "after-stream"])
-
 
 @pytest.mark.asyncio
 async def test_a_safe_tool_starts_before_message_stop() -> None:

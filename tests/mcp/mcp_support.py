@@ -76,24 +76,6 @@ def _zombie(pid: int) -> bool:
         return True
 
 
-def tool_results(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Every tool_result of a transcript, by tool_use id."""
-    out = {}
-    for m in messages:
-        if m["role"] == "user" and isinstance(m["content"], list):
-            for b in m["content"]:
-                if b.get("type") == "tool_result":
-                    out[b["tool_use_id"]] = b
-    return out
-
-
-def result_text(block: dict[str, Any]) -> str:
-    content = block["content"]
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
-
-
 def tool_names(body: dict[str, Any]) -> list[str]:
     return [t["name"] for t in body.get("tools", [])]
 

@@ -8,7 +8,8 @@ import asyncio
 from typing import Any
 
 import pytest
-from mcp_support import agent_on, alive, demo, http_demo, result_text, tool_names, tool_results
+from mcp_support import agent_on, alive, demo, http_demo, tool_names
+from transcript_blocks import result_text, tool_results
 
 from jupyter_toolagent import AbortSignal, check_pairing
 from jupyter_toolagent.core.events import NoticeEvent, ToolProgressEvent, ToolStartedEvent

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mcp_support import agent_on, result_text, tool_results
+from mcp_support import agent_on
+from transcript_blocks import result_text, tool_results
 from pydantic import ValidationError
 
 from jupyter_toolagent import check_pairing

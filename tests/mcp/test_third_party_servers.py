@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_support import agent_on, result_text, tool_names, tool_results
+from mcp_support import agent_on, tool_names
+from transcript_blocks import result_text, tool_results
 
 from jupyter_toolagent import check_pairing
 from jupyter_toolagent.core.events import ToolProgressEvent

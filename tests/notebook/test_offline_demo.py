@@ -12,12 +12,6 @@ from jupyter_toolagent.notebook import offline
 from jupyter_toolagent.notebook.sessions import current_session
 
 
-@pytest.fixture
-def no_anthropic_env(monkeypatch) -> None:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "TOOLAGENT_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-
-
 def test_model_name_precedence(no_anthropic_env, monkeypatch) -> None:
     assert offline.resolve_model_name(None, "") == offline.DEFAULT_MODEL
     monkeypatch.setenv("TOOLAGENT_MODEL", "from-env")

@@ -10,7 +10,6 @@ from jupyter_toolagent.notebook.view_state import (
     PREVIEW_CHARS,
     RunViewState,
     apply_event,
-    cut_middle,
     finish_run,
     record_user_decision,
 )
@@ -216,9 +215,3 @@ def test_finish_run_is_idempotent_and_completes_texts():
     assert all(block.complete for block in s.texts.values())
     assert finish_run(s, reason="error", error="late", at=2.0).dirty == frozenset()
     assert s.status == "stopped" and s.error is None
-
-
-def test_cut_middle():
-    assert cut_middle("short", 10) == "short"
-    out = cut_middle("a" * 10 + "b" * 10, 9)
-    assert out.startswith("aaaaaa") and out.endswith("bbb") and "11 characters cut" in out

@@ -9,7 +9,7 @@ import pytest
 
 from jupyter_toolagent.errors import ConfigError, RuleSyntaxError
 from jupyter_toolagent.permissions import PermissionRule, RuleEntry, parse_rule
-from jupyter_toolagent.permissions.paths import compile_pattern, is_inside, path_rule_content, resolve_path
+from jupyter_toolagent.permissions.file_rules import compile_pattern, is_inside, path_rule_content, resolve_for_rules
 from jupyter_toolagent.permissions.rules import parse_rule_text
 
 VALID = [
@@ -156,8 +156,8 @@ def test_resolve_path_resolves_symlinks_and_dots(base: Path, tmp_path: Path) -> 
     target = Path(os.path.realpath(tmp_path)) / "target"
     target.mkdir()
     (base / "link").symlink_to(target)
-    assert resolve_path("link/f", base) == str(target / "f")
-    assert resolve_path("data/../data/./a", base) == str(base / "data" / "a")
+    assert resolve_for_rules("link/f", base) == str(target / "f")
+    assert resolve_for_rules("data/../data/./a", base) == str(base / "data" / "a")
 
 
 def test_is_inside(base: Path) -> None:

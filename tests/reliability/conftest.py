@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
-for shared in (HERE.parent / "permissions", HERE.parent / "kernel"):
+for shared in (HERE.parent / "permissions", HERE.parent / "kernel", HERE.parent / "core"):
     if str(shared) not in sys.path:
-        sys.path.append(str(shared))  # corpus_data / fakes / kernel_harness are reused as they are
+        sys.path.append(str(shared))  # corpus_data / fakes / kernel_harness / runtime_support are reused as they are
 
 
 from jupyter_toolagent.hooks import HookRegistry, default_registry  # noqa: E402
@@ -29,31 +29,3 @@ def clean_default_registry() -> Iterator[HookRegistry]:
         default_registry.clear()
         for spec in saved:
             default_registry.add(spec.event, spec.func, spec.matcher, timeout=spec.timeout)
-
-
-@pytest.fixture
-def no_anthropic_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "TOOLAGENT_MODEL",
-                 "TOOLAGENT_MAX_TOOL_USE_CONCURRENCY"):
-        monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def agent_shell(no_anthropic_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """The shared in-process IPython test shell with the extension loaded, in an empty working
-    directory; its sessions are dropped afterwards."""
-    from IPython.testing.globalipapp import get_ipython
-
-    monkeypatch.chdir(tmp_path)
-    shell = get_ipython()
-    names = set(shell.user_ns)
-    shell.run_line_magic("load_ext", "jupyter_toolagent")
-    try:
-        yield shell
-    finally:
-        shell.run_line_magic("unload_ext", "jupyter_toolagent")
-        from jupyter_toolagent.notebook.sessions import registry_for
-
-        registry_for(shell).clear()
-        for name in set(shell.user_ns) - names:  # the functions and variables a test defined
-            del shell.user_ns[name]

@@ -1,93 +1,22 @@
-"""Shared pieces of the reliability suite: probe tools, a recording policy, an empty hook runner,
-transcript checks. (The counts every test reports go through `suite_counts.report`.)
+"""Shared pieces of the reliability suite: a recording policy, an empty hook runner, transcript
+checks. The probe tools are the core suite's (`runtime_support.probe_tools`); the counts every
+test reports go through `suite_counts.report`.
 """
 
 from __future__ import annotations
 
-import asyncio
+import re
+import sys
 from collections import Counter
-from typing import Any, Iterable, Sequence
-
-from pydantic import BaseModel, ConfigDict
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
 
 from jupyter_toolagent.core.pairing import check_pairing, normalize_messages_for_api
 from jupyter_toolagent.core.permission_types import PermissionDecision
-from jupyter_toolagent.core.tool import Progress, Tool, ToolUseContext
 from jupyter_toolagent.hooks import HookRegistry, RegistryHookRunner
 from jupyter_toolagent.testing.validation import request_error
 
-# --- tools ------------------------------------------------------------------------------------
-
-class TagInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    tag: str
-    delay: float = 0.0
-    fail: bool = False
-
-
-class SideEffect(Tool):
-    """Records its tag the moment it starts (the side effect), then sleeps and maybe raises.
-
-    ``running``/``max_running`` are shared through ``gauge`` to measure concurrency."""
-
-    input_model = TagInput
-
-    def __init__(self, name: str, effects: list[str], *, safe: bool, behavior: str = "cancel",
-                 gauge: "Gauge | None" = None) -> None:
-        self.name = name
-        self.description = f"reliability probe {name}"
-        self.effects = effects
-        self.safe = safe
-        self.interrupt_behavior = behavior  # type: ignore[assignment]
-        self.gauge = gauge
-
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
-        return self.safe
-
-    def is_read_only(self, input: BaseModel) -> bool:
-        return self.safe
-
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> Any:
-        assert isinstance(input, TagInput)
-        self.effects.append(input.tag)
-        if self.gauge is not None:
-            self.gauge.enter()
-        try:
-            if input.delay:
-                await asyncio.sleep(input.delay)
-        finally:
-            if self.gauge is not None:
-                self.gauge.leave()
-        if input.fail:
-            raise RuntimeError(f"{self.name} failed on purpose ({input.tag})")
-        return f"{self.name} did {input.tag}"
-
-
-class Gauge:
-    """How many calls run at once, and the most that ever did."""
-
-    def __init__(self) -> None:
-        self.running = 0
-        self.most = 0
-
-    def enter(self) -> None:
-        self.running += 1
-        self.most = max(self.most, self.running)
-
-    def leave(self) -> None:
-        self.running -= 1
-
-
-def probe_tools(effects: list[str], gauge: Gauge | None = None) -> list[Tool]:
-    """Look (safe), Keep (safe, finishes on abort), Change (unsafe), Shell (safe; like every
-    failure, its error cancels nothing)."""
-    return [
-        SideEffect("Look", effects, safe=True, gauge=gauge),
-        SideEffect("Keep", effects, safe=True, behavior="block", gauge=gauge),
-        SideEffect("Change", effects, safe=False, gauge=gauge),
-        SideEffect("Shell", effects, safe=True, gauge=gauge),
-    ]
-
+# --- policies and hooks ---------------------------------------------------------------------------
 
 def empty_hooks() -> RegistryHookRunner:
     """A hook runner over an empty registry: the process-wide ``@agent_hook`` registry (what
@@ -156,3 +85,52 @@ def first_user_text(body: dict[str, Any]) -> str:
         if message.get("role") == "user":
             return " ".join(b.get("text", "") for b in blocks(message) if b.get("type") == "text")
     return ""
+
+
+# --- scripted notebook runs (R6) -----------------------------------------------------------------
+
+def tool_use(name: str, **input: Any) -> dict[str, Any]:
+    """A tool_use block of a scripted turn (the fake server gives it its id)."""
+    return {"type": "tool_use", "name": name, "input": input}
+
+
+def latest_marker(messages: Sequence[dict[str, Any]], markers: Iterable[str], default: str) -> tuple[str, int]:
+    """The marker (``[a]``, ``[plan]`` …) of the latest prompt that names one, and how many
+    assistant answers followed it: which play a scripted server continues, and at which turn."""
+    pattern = re.compile(r"\[(" + "|".join(map(re.escape, markers)) + r")\]")
+    rounds = 0
+    for message in reversed(messages):
+        if message["role"] == "assistant":
+            rounds += 1
+            continue
+        found = pattern.findall(" ".join(b.get("text", "") for b in blocks(message) if b.get("type") == "text"))
+        if found:
+            return found[-1], rounds
+    return default, 0
+
+
+def run_cells_in_kernel(cells: Sequence[str], *, workdir: Path, scratch: Path, env: dict[str, str], log: Path,
+                        timeout: int, before_cell: Callable[[int], None] | None = None) -> Any:
+    """Execute ``cells`` as one notebook in a fresh kernel of this interpreter (a private
+    kernelspec under ``scratch``), in ``workdir`` with exactly ``env``; the kernel's stdout and
+    stderr go to ``log``. ``before_cell(index)`` runs before each cell. The kernel is shut down
+    on the way out; the executed notebook is returned."""
+    import nbformat
+    from jupyter_client import KernelManager
+    from kernel_harness import kernel_spec_manager
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    ksm, name = kernel_spec_manager(sys.executable, scratch)
+    km = KernelManager(kernel_name=name, kernel_spec_manager=ksm)
+    client = NotebookClient(nb, km=km, timeout=timeout, allow_errors=True, kernel_name=name,
+                            resources={"metadata": {"path": str(workdir)}})
+    with open(log, "wb") as out, client.setup_kernel(env=env, cwd=str(workdir), stdout=out, stderr=out):
+        for index, cell in enumerate(nb.cells):
+            if before_cell is not None:
+                before_cell(index)
+            client.execute_cell(cell, index)
+        client.set_widgets_metadata()
+    return nb

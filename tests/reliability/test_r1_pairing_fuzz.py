@@ -40,8 +40,8 @@ from reliability_support import (
     assert_every_tool_use_paired_once,
     empty_hooks,
     first_user_text,
-    probe_tools,
 )
+from runtime_support import probe_tools
 from suite_counts import report
 
 from jupyter_toolagent.core.abort import AbortSignal

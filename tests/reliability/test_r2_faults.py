@@ -25,8 +25,8 @@ from reliability_support import (
     assert_every_tool_use_paired_once,
     blocks,
     empty_hooks,
-    probe_tools,
 )
+from runtime_support import probe_tools
 from suite_counts import report
 
 from jupyter_toolagent.core.events import NoticeEvent, RunFinishedEvent

@@ -21,18 +21,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import secrets
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
 import nbformat
 import pytest
-from jupyter_client import KernelManager
-from kernel_harness import kernel_env, kernel_spec_manager
-from nbclient import NotebookClient
-from reliability_support import blocks
+from kernel_harness import kernel_env
+from reliability_support import blocks, latest_marker, run_cells_in_kernel, tool_use
 from suite_counts import report
 
 from jupyter_toolagent.testing import FakeAnthropicServer, Fault
@@ -42,10 +38,6 @@ pytestmark = pytest.mark.kernel
 RANDOM = secrets.token_hex(16)
 SECRET = f"sk-ant-api03-TESTSECRET-{RANDOM}"
 PIECES = [RANDOM[i:i + 12] for i in range(0, len(RANDOM) - 11, 4)]
-
-
-def tool_use(name: str, **input: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": name, "input": input}
 
 
 PRINT_KEY = "import os\nprint(os.environ['ANTHROPIC_API_KEY'])\nos.environ['ANTHROPIC_API_KEY']"
@@ -62,22 +54,8 @@ PLAYS: dict[str, list[Any]] = {
 }
 
 
-def _prompt_marker(messages: list[dict[str, Any]]) -> tuple[str, int]:
-    """The marker ([a], [b] …) of the latest prompt, and how many answers followed it."""
-    rounds = 0
-    for message in reversed(messages):
-        if message["role"] == "assistant":
-            rounds += 1
-            continue
-        texts = " ".join(b.get("text", "") for b in blocks(message) if b.get("type") == "text")
-        found = re.findall(r"\[([a-e])\]", texts)
-        if found:
-            return found[-1], rounds
-    return "e", 0
-
-
 def script(body: dict[str, Any]) -> Any:
-    marker, rounds = _prompt_marker(body["messages"])
+    marker, rounds = latest_marker(body["messages"], PLAYS, default="e")
     play = PLAYS[marker]
     return play[rounds] if rounds < len(play) else "Done."
 
@@ -145,25 +123,19 @@ def leaks(where: str, text: str) -> list[str]:
 def test_the_key_appears_nowhere(tmp_path: Path, logs: LogRecords) -> None:
     workdir = tmp_path / "work"
     workdir.mkdir()
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     kernel_log = tmp_path / "kernel-output.log"
 
     with FakeAnthropicServer(turns=script, api_key=SECRET) as server:
         env = kernel_env(server.base_url)
         env["ANTHROPIC_API_KEY"] = SECRET
-        ksm, name = kernel_spec_manager(sys.executable, tmp_path)
-        km = KernelManager(kernel_name=name, kernel_spec_manager=ksm)
-        client = NotebookClient(nb, km=km, timeout=90, allow_errors=True, kernel_name=name,
-                                resources={"metadata": {"path": str(workdir)}})
-        with open(kernel_log, "wb") as out, client.setup_kernel(env=env, cwd=str(workdir), stdout=out, stderr=out):
-            for index, cell in enumerate(nb.cells):
-                if index in FAULTS_BEFORE:
-                    fault, times = FAULTS_BEFORE[index]
-                    server.inject(fault, times=times)
-                client.execute_cell(cell, index)
-            client.set_widgets_metadata()
+
+        def inject_faults(index: int) -> None:
+            if index in FAULTS_BEFORE:
+                fault, times = FAULTS_BEFORE[index]
+                server.inject(fault, times=times)
+
+        nb = run_cells_in_kernel(CELLS, workdir=workdir, scratch=tmp_path, env=env, log=kernel_log, timeout=90,
+                                 before_cell=inject_faults)
         recorded = list(server.requests)
         delivered = list(server.responses)
 

@@ -27,16 +27,13 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import sys
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
-from jupyter_client import KernelManager
-from kernel_harness import kernel_env, kernel_spec_manager
-from nbclient import NotebookClient
-from reliability_support import blocks
+from kernel_harness import kernel_env
+from reliability_support import blocks, latest_marker, run_cells_in_kernel, tool_use
 from suite_counts import report
 
 from jupyter_toolagent.testing import FakeAnthropicServer
@@ -59,10 +56,6 @@ def pieces(random_part: str) -> set[str]:
 
 
 PIECES = pieces(KEY_RANDOM) | pieces(TOKEN_RANDOM)
-
-
-def tool_use(name: str, **input: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": name, "input": input}
 
 
 PLAYS = [  # one model turn each: a failing shell command would cancel the calls beside it
@@ -145,21 +138,8 @@ CELLS = [
 ]
 
 
-def _marker(messages: list[dict[str, Any]]) -> tuple[str, int]:
-    rounds = 0
-    for message in reversed(messages):
-        if message["role"] == "assistant":
-            rounds += 1
-            continue
-        texts = " ".join(b.get("text", "") for b in blocks(message) if b.get("type") == "text")
-        found = re.findall(r"\[(" + "|".join(MODES) + r")\]", texts)
-        if found:
-            return found[-1], rounds
-    return "none", 0
-
-
 def script(body: dict[str, Any]) -> Any:
-    mode, rounds = _marker(body["messages"])
+    mode, rounds = latest_marker(body["messages"], MODES, default="none")
     return list(PLAYS[rounds]) if rounds < len(PLAYS) else f"Done with {mode}."
 
 
@@ -180,21 +160,11 @@ def test_no_tool_in_any_mode_gets_the_key_out(tmp_path: Path) -> None:
     (workdir / ".env").write_text(f"ANTHROPIC_API_KEY={SECRET}\nMY_SERVICE_TOKEN={TOKEN}\n")
     (workdir / "settings.ini").write_text(
         f"[service]\nname = reports\ntoken = {TOKEN}\nkey_head = {SECRET[:30]}\nkey_tail = {SECRET[30:]}\n")
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     kernel_log = tmp_path / "kernel-output.log"
 
     with FakeAnthropicServer(turns=script, api_key=SECRET) as server:
         env = kernel_env(server.base_url, ANTHROPIC_API_KEY=SECRET, MY_SERVICE_TOKEN=TOKEN)
-        ksm, name = kernel_spec_manager(sys.executable, tmp_path)
-        km = KernelManager(kernel_name=name, kernel_spec_manager=ksm)
-        client = NotebookClient(nb, km=km, timeout=120, allow_errors=True, kernel_name=name,
-                                resources={"metadata": {"path": str(workdir)}})
-        with open(kernel_log, "wb") as out, client.setup_kernel(env=env, cwd=str(workdir), stdout=out, stderr=out):
-            for index, cell in enumerate(nb.cells):
-                client.execute_cell(cell, index)
-            client.set_widgets_metadata()
+        nb = run_cells_in_kernel(CELLS, workdir=workdir, scratch=tmp_path, env=env, log=kernel_log, timeout=120)
         recorded = list(server.requests)
 
     saved = tmp_path / "saved.ipynb"

@@ -26,14 +26,13 @@ from typing import Any
 
 import pytest
 from reliability_support import (
-    Gauge,
     RecordingPolicy,
     assert_bodies_valid,
     assert_every_tool_use_paired_once,
     blocks,
     empty_hooks,
-    probe_tools,
 )
+from runtime_support import Gauge, probe_tools
 from suite_counts import report
 
 from jupyter_toolagent.core.events import RequestFinishedEvent, RunFinishedEvent

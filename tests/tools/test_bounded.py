@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from jupyter_toolagent.core.results import truncate_middle
 from jupyter_toolagent.tools.bounded import (
     DEFAULT_TIMEOUT,
     HeadTailBuffer,
@@ -15,16 +16,15 @@ from jupyter_toolagent.tools.bounded import (
     bounded_repr,
     call_with_timeout,
     cut_end,
-    cut_middle,
     run_in_daemon_thread,
     user_code_deadline,
 )
 from jupyter_toolagent.errors import TimedOut
 
 
-def test_cut_middle_keeps_both_ends_and_cut_end_keeps_the_start() -> None:
+def test_truncate_middle_keeps_both_ends_and_cut_end_keeps_the_start() -> None:
     text = "HEAD" + "x" * 10_000 + "TAIL"
-    middle = cut_middle(text, 200)
+    middle = truncate_middle(text, 200)
     assert len(middle) <= 200 and middle.startswith("HEAD") and middle.endswith("TAIL") and "cut" in middle
     end = cut_end(text, 200)
     assert len(end) <= 200 and end.startswith("HEAD") and "TAIL" not in end and "more characters" in end

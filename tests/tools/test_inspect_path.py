@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_toolagent.tools.inspect_path import Attribute, Key, parse_path, resolve_path
+from jupyter_toolagent.tools.inspect_path import Attribute, Key, follow_path, parse_path
 from jupyter_toolagent.errors import InspectPathError
 
 
@@ -68,14 +68,14 @@ def test_resolve_follows_attributes_keys_and_slices() -> None:
             self.items = [{"k": "v"}, {"k": "w"}]
 
     namespace = {"box": Box(), "text": "abcdef"}
-    assert resolve_path(parse_path("box.items[1]['k']"), namespace) == "w"
-    assert resolve_path(parse_path("text[2:4]"), namespace) == "cd"
+    assert follow_path(parse_path("box.items[1]['k']"), namespace) == "w"
+    assert follow_path(parse_path("text[2:4]"), namespace) == "cd"
 
 
 def test_resolve_names_the_step_that_failed() -> None:
     namespace = {"d": {"a": {"b": 1}}}
     with pytest.raises(InspectPathError) as info:
-        resolve_path(parse_path("d['a']['c']"), namespace)
+        follow_path(parse_path("d['a']['c']"), namespace)
     assert "d['a']['c'] failed: KeyError" in str(info.value)
     with pytest.raises(InspectPathError, match="no variable named 'zz'"):
-        resolve_path(parse_path("zz"), namespace)
+        follow_path(parse_path("zz"), namespace)

@@ -13,7 +13,7 @@ import jupyter_toolagent.views as views
 from jupyter_toolagent.core.pairing import repair_pairing
 from jupyter_toolagent.core.session import RunRecord
 from jupyter_toolagent.views import PairingCheckView, RawView, RepairView, ScheduleView, TranscriptView
-from jupyter_toolagent.views._base import STYLESHEET
+from jupyter_toolagent.views._base import STYLESHEET, cut_middle
 
 TRANSCRIPT = [
     {"role": "user", "content": "go"},
@@ -69,3 +69,14 @@ def test_the_stylesheet_follows_the_jupyterlab_theme_with_fallbacks() -> None:
     assert all(fallback for _, fallback in variables), [v for v, f in variables if not f]
     # highlights are a theme colour mixed with transparency: readable on light and dark themes
     assert "color-mix(in srgb, var(--jp-error-color1" in STYLESHEET and "transparent)" in STYLESHEET
+
+
+@pytest.mark.parametrize("length, limit", [(20, 9), (20, 10), (5_000, 2_000), (3, 2)])
+def test_cut_middle_shows_limit_characters_of_both_ends_and_counts_the_rest(length: int, limit: int) -> None:
+    text = "".join(chr(ord("a") + i % 26) for i in range(length))
+    out = cut_middle(text, limit)
+    head, marker_and_tail = out.split("… [", 1)
+    count, tail = marker_and_tail.split(" characters cut] …", 1)
+    assert text.startswith(head) and text.endswith(tail) and len(head) + len(tail) == limit
+    assert int(count) == length - limit and abs(len(head) - len(tail)) <= 1
+    assert cut_middle("short", 10) == "short" and cut_middle(text, None) == text

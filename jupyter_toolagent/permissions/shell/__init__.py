@@ -5,7 +5,7 @@ each about a parsed command: which words brace expansion makes (``braces``), whi
 part runs in (``cwd``), whether a non-zero exit is a plain "no" (``exit``), whether git stays in
 the working directory's own repository (``git``), what an interpreter or runner will execute
 (``interpreters``, ``runners``, ``unwrap``, ``sed``), how long options abbreviate (``options``),
-which paths a command touches (``paths``), whether it only reads (``readonly``) and how a
+which paths a command touches (``named_paths``), whether it only reads (``readonly``) and how a
 ``Bash(...)`` rule matches it (``rules``). Nothing here decides; `permissions.engine` does.
 """
 

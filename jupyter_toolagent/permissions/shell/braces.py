@@ -65,7 +65,7 @@ def _unescape(pattern: str) -> str:
     return re.sub(r"\\(.)", r"\1", pattern, flags=re.DOTALL)
 
 
-def _escape(text: str) -> str:
+def _backslash_each(text: str) -> str:
     return "".join("\\" + c for c in text)
 
 
@@ -81,30 +81,30 @@ def _bracex_input(source: str) -> tuple[str, bool, bool]:
             if i + 1 < n and source[i + 1] == "\n":  # line continuation
                 i += 2
                 continue
-            out.append(_escape(source[i + 1 : i + 2]))
+            out.append(_backslash_each(source[i + 1 : i + 2]))
             i += 2
         elif c == "'":
             end = source.find("'", i + 1)
             if end < 0:
                 raise BraceUnreadable("unterminated single quote")
-            out.append(_escape(source[i + 1 : end]))
+            out.append(_backslash_each(source[i + 1 : end]))
             i = end + 1
         elif c == '"':
             text, i = _double_quoted(source, i + 1)
-            out.append(_escape(text))
+            out.append(_backslash_each(text))
         elif c == "$" and i + 1 < n and source[i + 1] in "'\"":
             ansi = True
             out.append("\\$")
             i += 1
         elif c == "$" and i + 1 < n and source[i + 1] in "({":
             end = _matching(source, i + 1)
-            out.append(_escape(source[i:end]))
+            out.append(_backslash_each(source[i:end]))
             i = end
         elif c == "`":
             end = source.find("`", i + 1)
             if end < 0:
                 raise BraceUnreadable("unterminated backtick")
-            out.append(_escape(source[i : end + 1]))
+            out.append(_backslash_each(source[i : end + 1]))
             i = end + 1
         elif c == "$":
             out.append("\\$")

@@ -32,8 +32,11 @@ import pathspec
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
 
-def resolve_path(path: str | os.PathLike[str], cwd: str | os.PathLike[str]) -> str:
-    """Absolute, normalised, symlink-free form of ``path`` (``~`` expanded, relative to ``cwd``)."""
+def resolve_for_rules(path: str | os.PathLike[str], cwd: str | os.PathLike[str]) -> str:
+    """The file ``path`` really is, as rules match it: absolute, normalised and symlink-free
+    (``~`` expanded, relative to ``cwd``), so neither ``..`` nor a link steps around a rule.
+
+    Not the path the model or a hook sees (`tools.file_tool.absolute_from_cwd` keeps links)."""
     expanded = os.path.expanduser(os.fspath(path))
     return os.path.realpath(os.path.join(os.fspath(cwd), expanded))
 
@@ -93,7 +96,7 @@ def _split_literal_prefix(absolute: str) -> tuple[str, str]:
     resolved = os.path.realpath(absolute)
     if resolved == os.sep:
         return os.sep, "**"
-    return os.path.dirname(resolved), _escape(os.path.basename(resolved))
+    return os.path.dirname(resolved), _escape_for_gitignore(os.path.basename(resolved))
 
 
 def _literal_start(part: str) -> str:
@@ -101,7 +104,7 @@ def _literal_start(part: str) -> str:
     return "\\" + part if part[:1] in ("!", "#") else part
 
 
-def _escape(name: str) -> str:
+def _escape_for_gitignore(name: str) -> str:
     return re.sub(r"([*?\[\]\\!#])", r"\\\1", name)
 
 
@@ -116,5 +119,5 @@ def path_rule_content(path: str, cwd: str | os.PathLike[str]) -> str:
     root = os.path.realpath(os.fspath(cwd))
     if is_inside(path, root) and path != root:
         rel = os.path.relpath(path, root)
-        return "./" + "/".join(_escape(p) for p in Path(rel).parts)
-    return "/" + "/".join(_escape(p) for p in Path(path).parts[1:])
+        return "./" + "/".join(_escape_for_gitignore(p) for p in Path(rel).parts)
+    return "/" + "/".join(_escape_for_gitignore(p) for p in Path(path).parts[1:])

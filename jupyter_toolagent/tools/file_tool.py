@@ -19,11 +19,14 @@ from ..core.tool import Tool, ToolUseContext
 from ..permissions import path_denied
 from ..permissions.read_safety import looks_secret
 
-__all__ = ["FileTool", "display_path", "read_denied_filter", "resolve_path", "secret_file_filter"]
+__all__ = ["FileTool", "absolute_from_cwd", "display_path", "read_denied_filter", "secret_file_filter"]
 
 
-def resolve_path(raw: str | None, cwd: Path) -> Path:
-    """``raw`` made absolute against ``cwd`` (``~`` expanded, ``..`` folded; symlinks kept)."""
+def absolute_from_cwd(raw: str | None, cwd: Path) -> Path:
+    """A tool's path argument as the model meant it: ``raw`` made absolute against ``cwd``
+    (``~`` expanded, ``..`` folded; symlinks kept, so hooks and messages show the name written).
+
+    Permission rules match the symlink-free form instead (`permissions.file_rules.resolve_for_rules`)."""
     text = os.path.expanduser(raw) if raw else "."
     return Path(os.path.normpath(os.path.join(cwd, text)))
 
@@ -83,7 +86,7 @@ class FileTool(Tool):
         return getattr(input, self.path_field)
 
     def target(self, input: BaseModel, ctx: ToolUseContext) -> Path:
-        return resolve_path(self.raw_path(input), Path(ctx.options.cwd))
+        return absolute_from_cwd(self.raw_path(input), Path(ctx.options.cwd))
 
     def observable_input(self, input: BaseModel, ctx: ToolUseContext) -> dict[str, Any]:
         data = input.model_dump(mode="json")
