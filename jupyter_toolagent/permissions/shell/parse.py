@@ -30,8 +30,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import bashlex
-
 from ...errors import ToolAgentError
 from .braces import MAX_BRACE_WORDS, BraceOverflow, BraceUnreadable, expand_braces
 from .cwd import part_directories
@@ -256,6 +254,8 @@ def is_read_only_command(command: str, cwd: str | None = None) -> bool:
 
 
 def _bashlex_parse(source: str) -> list[Any]:
+    import bashlex  # on first use: it builds its parser tables at import (~0.1 s), %load_ext need not wait
+
     try:
         return list(bashlex.parse(source))
     except NotImplementedError as exc:
