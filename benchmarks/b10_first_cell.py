@@ -20,7 +20,14 @@ Two ways a person runs the two cells:
 * *typed*: a pause after ``%load_ext`` (the person writes the prompt) before the cell is sent.
 
 The kinds of kernels are interleaved (plain, Run All, typed, plain, …) so a drift in the
-machine's load touches all of them alike.
+machine's load touches all of them alike. Kernels read and write bytecode caches
+(``PYTHONDONTWRITEBYTECODE`` is cleared for them) as an installed package has them; otherwise
+the figure would count compiling this checkout's sources.
+
+What to expect: after ``%load_ext`` the SDK and the rest of the first cell's imports load in a
+background thread while the kernel is idle (`jupyter_toolagent.notebook.preload`). After a pause
+the first cell finds them loaded. Back to back nothing can hide: imports hold the GIL, so the
+*Run All* row is the SDK's import plus what the product itself imports and builds.
 """
 
 from __future__ import annotations
@@ -34,10 +41,12 @@ from .kernel import Execution, KernelHandle, started_kernel
 
 KEY = "B10"
 TITLE = "First %%agent cell: %load_ext + first cell → first request, beside a plain anthropic client"
-MAX_RATIO_TYPED = 1.2
-"""Own check: after a pause, the first cell reaches the API within 1.2× the plain client's cell."""
-MAX_RATIO_RUN_ALL = 1.5
-"""Own check: %load_ext + the first cell back to back within 1.5× the plain client's cell."""
+MAX_RATIO_TYPED = 0.25
+"""Own check: after a pause the SDK is already loaded, so the first cell reaches the API in a quarter
+of the time the plain client's cell needs (which includes ``import anthropic``)."""
+MAX_RATIO_RUN_ALL = 1.2
+"""Own check: %load_ext + the first cell back to back within 1.2× the plain client's one cell (the
+product's own imports and set-up add at most a fifth to the SDK's)."""
 
 MODEL = "claude-sonnet-4-5"
 LOAD_EXT = "%load_ext jupyter_toolagent"
@@ -111,7 +120,7 @@ def agent_kernel(server: Any, pause: float) -> dict[str, float]:
 
 def run(size: Size = "full") -> Figure:
     kernels = pick(size, full=7, quick=3, smoke=1)
-    pause = pick(size, full=3.0, quick=3.0, smoke=1.0)
+    pause = pick(size, full=5.0, quick=5.0, smoke=1.0)
     figure = Figure(
         KEY, TITLE,
         method=(f"{kernels} fresh kernels of each kind (jupyter_client, this interpreter), interleaved, after one "
