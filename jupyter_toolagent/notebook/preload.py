@@ -81,7 +81,7 @@ class Preload:
     """The loading of `STEPS` for one shell: not started, running in its thread, or done."""
 
     steps: tuple[Step, ...] = STEPS
-    failures: dict[str, BaseException] = field(default_factory=dict)
+    failures: dict[str, Exception] = field(default_factory=dict)
     """Step name → what the background import raised."""
     thread: threading.Thread | None = None
     done: threading.Event = field(default_factory=threading.Event)
@@ -102,7 +102,7 @@ class Preload:
                     module = importlib.import_module(step.name)
                     if step.warm is not None:
                         step.warm(module)
-                except BaseException as exc:  # kept and reported by `ready`; the thread goes on
+                except Exception as exc:  # kept and reported by `ready`; the loading goes on
                     self.failures[step.name] = exc
         finally:
             self.current = ""
@@ -132,7 +132,7 @@ class Preload:
                 continue
             try:
                 importlib.import_module(step.name)
-            except BaseException as exc:
+            except Exception as exc:  # an interrupt stays an interrupt
                 raise ImportError(
                     f"jupyter_toolagent needs {step.name!r}, which could not be imported: "
                     f"{type(exc).__name__}: {exc} (it first failed while loading {where}: "
