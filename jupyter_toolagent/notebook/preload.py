@@ -10,11 +10,15 @@ How it stays safe:
 
 * It starts once the execution that loaded the extension has finished (IPython's
   ``post_execute`` event), so the imports of that cell never run beside it.
-* Until it has finished, every execution waits for it first (``pre_execute``). A cell that
+* Until it has finished, every cell waits for it first (``pre_run_cell``). A cell that
   needs a module the thread is importing would wait on the module's import lock anyway; what
   the lock cannot handle is two threads importing a circular pair of modules from opposite
   ends (Python then raises ``_DeadlockError`` in one of them). With the wait, no cell imports
-  anything beside the thread. The wait is bounded (`WAIT_SECONDS`).
+  anything beside the thread. The wait is bounded (`WAIT_SECONDS`). An ``%%agent`` cell is not
+  held there: its magic waits (`ready`, before the run starts; on the kernel's loop, so an
+  interrupt sent during that wait is noticed once the loading is done, then aborts the run). (IPython
+  runs a cell whose ``pre_run_cell`` callback was interrupted, so another cell interrupted while
+  waiting goes ahead; silent executions do not wait.)
 * The thread only imports modules and fills pure caches (the price table's snapshot, the
   markdown renderer's compiled patterns): no kernel state, no output.
 * A failure is kept, not lost. The first ``%%agent`` cell (`ready`) imports every required
@@ -167,6 +171,7 @@ def ready(shell: Any) -> None:
     preload_for(shell).ready()
 
 
+
 def schedule(shell: Any) -> None:
     """Start loading after the current execution; make every execution wait until it is done.
 
@@ -203,15 +208,17 @@ def _hooks_for(shell: Any) -> dict[str, Callable[..., None]]:
         preload.start()
         _drop(shell, "post_execute", start_after_execution)
 
-    def wait_before_execution(*_: Any) -> None:
+    def wait_before_execution(info: Any = None) -> None:
         if preload.thread is None:
             return  # not started: this execution is the one that loads the extension, or loads nothing
+        if str(getattr(info, "raw_cell", "") or "").lstrip().startswith("%%agent"):
+            return  # the magic waits itself (`ready`), where an interrupt fails the cell as it should
         if not preload.wait():
             print(f"jupyter_toolagent: still loading {preload.current} in the background; running the cell anyway")
         if preload.done.is_set():
-            _drop(shell, "pre_execute", wait_before_execution)
+            _drop(shell, "pre_run_cell", wait_before_execution)
 
-    hooks = {"post_execute": start_after_execution, "pre_execute": wait_before_execution}
+    hooks = {"post_execute": start_after_execution, "pre_run_cell": wait_before_execution}
     shell._toolagent_preload_hooks = hooks
     return hooks
 

@@ -77,6 +77,11 @@ def test_ready_before_the_loading_started_loads_on_this_thread() -> None:
     assert preload.thread is None
 
 
+class Info:
+    def __init__(self, raw_cell: str) -> None:
+        self.raw_cell = raw_cell
+
+
 class Shell:
     def __init__(self) -> None:
         self.events = EventManager(self, available_events)
@@ -98,14 +103,16 @@ def test_the_events_start_after_the_execution_and_the_next_execution_waits() -> 
     schedule(shell)  # idempotent
     assert shell.events.callbacks["post_execute"].count(shell._toolagent_preload_hooks["post_execute"]) == 1
 
-    shell.events.trigger("pre_execute")  # the loading execution itself: nothing to wait for
+    shell.events.trigger("pre_run_cell", Info("%load_ext jupyter_toolagent"))  # nothing to wait for yet
     assert preload.thread is None
     shell.events.trigger("post_execute")
     assert preload.thread is not None and preload.thread.is_alive()
+    shell.events.trigger("pre_run_cell", Info("  %%agent\nhello"))  # the magic waits itself
+    assert not preload.done.is_set()
     threading.Timer(0.2, release.set).start()
-    shell.events.trigger("pre_execute")  # returns only when the load is done
+    shell.events.trigger("pre_run_cell", Info("x = 1"))  # returns only when the load is done
     assert preload.done.is_set() and loaded == ["toolagent-preload"]
-    assert shell._toolagent_preload_hooks["pre_execute"] not in shell.events.callbacks["pre_execute"]
+    assert shell._toolagent_preload_hooks["pre_run_cell"] not in shell.events.callbacks["pre_run_cell"]
     assert shell._toolagent_preload_hooks["post_execute"] not in shell.events.callbacks["post_execute"]
 
 
