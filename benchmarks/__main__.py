@@ -33,6 +33,7 @@ MODULES = {
     "B7": "b7_pairing",
     "B8": "b8_prompt_cache",
     "B9": "b9_approval_wait",
+    "B10": "b10_first_cell",
     "B11": "b11_mcp",
     "B12": "b12_deferred_and_subagents",
     "B13": "b13_context_compaction",

@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import queue
+import signal
 import sys
 import tempfile
 import time
@@ -95,16 +96,18 @@ class KernelHandle:
         return json.loads(out[-1])
 
 
-def kernel_env() -> dict[str, str]:
+def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "TOOLAGENT_")) and k not in ("PYTHONPATH", "JPY_PARENT_PID")}
     env["PYTHONPATH"] = str(ROOT)
     env["MPLBACKEND"] = "Agg"
+    env.update(extra or {})
     return env
 
 
 @contextlib.contextmanager
-def started_kernel(startup_timeout: float = 60.0) -> Iterator[KernelHandle]:
+def started_kernel(startup_timeout: float = 60.0, *, env: dict[str, str] | None = None) -> Iterator[KernelHandle]:
+    """A fresh kernel; ``env`` is added to `kernel_env` (e.g. the fake server's base URL)."""
     from jupyter_client import KernelManager
     from jupyter_client.kernelspec import KernelSpecManager
 
@@ -121,7 +124,8 @@ def started_kernel(startup_timeout: float = 60.0) -> Iterator[KernelHandle]:
         specs.ensure_native_kernel = False
         manager = KernelManager(kernel_name=name, kernel_spec_manager=specs, transport="ipc",
                                 ip=str(Path(tmp) / "kernel-ipc"))
-        manager.start_kernel(env=kernel_env(), cwd=tmp)
+        manager.start_kernel(env=kernel_env(env), cwd=tmp)
+        pid = KernelHandle(manager, None).pid
         client = manager.client()
         try:
             client.start_channels()
@@ -133,6 +137,25 @@ def started_kernel(startup_timeout: float = 60.0) -> Iterator[KernelHandle]:
                 manager.shutdown_kernel(now=False)  # asks politely, kills after a grace period
             except Exception:
                 manager.shutdown_kernel(now=True)
+            _reap(pid)
+
+
+def _reap(pid: int, timeout: float = 5.0) -> None:
+    """Make sure the kernel process is gone: wait for it, then kill it by its pid."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # already reaped by its manager
+            return
+        if done:
+            return
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
 
 
 def process_cpu_seconds(pid: int) -> float:

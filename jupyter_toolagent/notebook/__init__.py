@@ -2,7 +2,9 @@
 
 `load_ipython_extension` registers the magics, makes `AgentMagics` configurable through
 ``%config`` and, in a kernel, installs the input transformer that turns a ``%%agent`` cell
-into a top-level ``await`` (so widget clicks reach the running cell). Loading twice replaces
+into a top-level ``await`` (so widget clicks reach the running cell), and schedules `preload`:
+once the loading execution has finished, the SDK and the rest of what the first cell imports
+load in a background thread while the kernel is idle. Loading twice replaces
 nothing and adds nothing; `unload_ipython_extension` removes all of it and stops the offline
 demo server if one was started.
 """
@@ -42,7 +44,7 @@ def _registered(shell: Any) -> bool:
 
 
 def load_ipython_extension(shell: Any) -> None:
-    from . import cell_history
+    from . import cell_history, preload
     from .kernel_run import kernel_of
     from .magics import AgentMagics
 
@@ -53,10 +55,11 @@ def load_ipython_extension(shell: Any) -> None:
     if kernel_of(shell) is not None and agent_cell_transformer not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(agent_cell_transformer)
     cell_history.install(shell)  # NotebookCells and the kernel-change note need each cell's error
+    preload.schedule(shell)  # the SDK and the rest of the first cell's imports load once the kernel is idle
 
 
 def unload_ipython_extension(shell: Any) -> None:
-    from . import cell_history
+    from . import cell_history, preload
     from .offline import stop_demo_server
 
     while agent_cell_transformer in shell.input_transformers_cleanup:
@@ -69,6 +72,7 @@ def unload_ipython_extension(shell: Any) -> None:
     if magics is not None:
         shell.configurables[:] = [c for c in shell.configurables if c is not magics]
     cell_history.uninstall(shell)
+    preload.unschedule(shell)
     stop_demo_server()
     from .mcp_servers import close_servers
 

@@ -17,7 +17,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
-from . import kernel_run
+from . import kernel_run, preload
 from .agent_cell import execute_cell, prepare_cell
 from .options import MODES, agent_cell_arguments
 
@@ -92,12 +92,14 @@ class AgentMagics(Magics, Configurable):
         built-in tools, your ``@tool`` functions and the functions named in ``--tools``; the
         runtime checks every call and asks you before anything with side effects.
         """
+        preload.ready(self.shell)  # what %load_ext started loading, or why it could not
         prepared = prepare_cell(self, line, cell, can_await=False)
         kernel_run.run_blocking(lambda: execute_cell(prepared), prepared.abort)
 
     async def agent_cell_async(self, line: str, cell: str) -> None:
         """The kernel path: awaited as the cell's top-level ``await`` (see the transformer)."""
         __tracebackhide__ = True  # noqa: F841 - IPython hides this frame in tracebacks
+        preload.ready(self.shell)
         prepared = prepare_cell(self, line, cell, can_await=True)
         await kernel_run.run_in_kernel(self.shell, execute_cell(prepared), prepared.abort)
 

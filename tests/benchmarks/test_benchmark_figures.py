@@ -172,6 +172,20 @@ def test_b9_approval_wait_measures_the_waiting_kernel() -> None:
     assert figure.targets[0].value is not None, "the wait was not measured"
 
 
+@pytest.mark.kernel
+def test_b10_first_cell_compares_the_agent_kernels_with_a_plain_sdk_kernel() -> None:
+    figure = smoke("B10")
+    plain = measured(figure, "plain anthropic client: cell → first request")
+    total = measured(figure, "Run All: %load_ext + first %%agent cell → first request")
+    load = measured(figure, "Run All: %load_ext (sent → reply)")
+    cell = measured(figure, "Run All: first %%agent cell → first request")
+    assert total.ratio_to == cell.ratio_to == plain.label
+    assert total.value == pytest.approx(load.value + cell.value, rel=1e-6)  # one kernel: the split adds up
+    typed = [r for r in figure.rows if r.label.startswith("typed: first %%agent cell")]
+    assert len(typed) == 1 and typed[0].value is not None and typed[0].ratio_to == plain.label
+    assert [t.value for t in figure.targets] == [typed[0].ratio, total.ratio] and all(t.own for t in figure.targets)
+
+
 def test_b17_shell_classification_compares_braces_with_everyday_commands() -> None:
     figure = smoke("B17")
     everyday = measured(figure, "everyday commands")

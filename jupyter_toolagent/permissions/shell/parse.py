@@ -30,11 +30,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import bashlex
-
-from ...errors import ShellParseError, ToolAgentError
+from ...errors import BraceOverflow, BraceUnreadable, ShellParseError
 from .braces import MAX_BRACE_WORDS, expand_braces
-from ...errors import BraceOverflow, BraceUnreadable
 from .cwd import part_directories
 from .readonly import reads_reveal_environment, words_are_read_only
 from .wrappers import HARMLESS_WRAPPERS, strip_wrappers  # noqa: F401 (HARMLESS_WRAPPERS re-exported)
@@ -248,6 +245,8 @@ def is_read_only_command(command: str, cwd: str | None = None) -> bool:
 
 
 def _bashlex_parse(source: str) -> list[Any]:
+    import bashlex  # on first use: it builds its parser tables at import (~0.1 s), %load_ext need not wait
+
     try:
         return list(bashlex.parse(source))
     except NotImplementedError as exc:
