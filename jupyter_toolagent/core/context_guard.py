@@ -54,7 +54,7 @@ def session_context(session: "Session") -> ContextState:
     state = getattr(session, "context", None)
     if state is None:
         state = ContextState()
-        session.context = state  # type: ignore[attr-defined]
+        session.context = state
     return state
 
 

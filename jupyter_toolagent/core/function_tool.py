@@ -149,7 +149,7 @@ def _build_input_model(
     if problems:
         raise ToolDefinitionError(_problems_text(tool_name, problems))
     try:
-        model = create_model(  # type: ignore[call-overload]
+        model = create_model(
             f"{tool_name}_input", __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False), **fields
         )
         model.model_json_schema()

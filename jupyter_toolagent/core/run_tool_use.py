@@ -25,7 +25,7 @@ from .events import (
 from .hook_types import PreToolUseOutcome
 from .permission_types import PermissionDecision
 from .results import error_result, package_result, truncate_middle
-from .tool import ContextModifier, Progress, Tool, ToolResult, ToolUseContext
+from .tool import ContextModifier, InputT, Progress, Tool, ToolResult, ToolUseContext
 from .validation import InputSchemaError, describe_validation_error
 
 MAX_ERROR_CHARS = 10_000
@@ -52,7 +52,7 @@ class ToolCallOutcome:
         return bool(self.result.get("is_error"))
 
 
-def parse_input(tool: Tool, raw: Any) -> BaseModel:
+def parse_input(tool: Tool[InputT], raw: Any) -> InputT:
     """Validate raw tool input against the tool's schema (raises ValidationError or
     InputSchemaError)."""
     return tool.parse_input(raw)

@@ -348,7 +348,7 @@ def apply_event(state: RunViewState, event: AgentEvent) -> Update:
             assert isinstance(event, SubagentEvent)
             return _apply_subagent_event(state, event)
         case _:
-            assert_never(event)  # type: ignore[arg-type]
+            assert_never(event)
     return NOTHING
 
 

@@ -34,7 +34,7 @@ def parse_mode(text: str) -> Mode:
     mode = _ALIASES.get(str(text).strip().lower())
     if mode is None:
         raise ConfigError(f"unknown permission mode {text!r}; choose one of: {', '.join(MODES)}")
-    return mode  # type: ignore[return-value]
+    return mode
 
 
 def rule_surface(ctx: object) -> RuleSurface:

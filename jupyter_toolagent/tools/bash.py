@@ -93,7 +93,7 @@ def is_read_only_shell_command(command: str) -> bool:
         return False
 
 
-class Bash(Tool):
+class Bash(Tool[BashInput]):
     name = "Bash"
     description = (
         "Run a bash command in the working directory. Returns its output; a non-zero exit code is an error that "
@@ -105,20 +105,16 @@ class Bash(Tool):
     )
     input_model = BashInput
 
-    def is_read_only(self, input: BaseModel) -> bool:
-        assert isinstance(input, BashInput)
+    def is_read_only(self, input: BashInput) -> bool:
         return is_read_only_shell_command(input.command)
 
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
-        assert isinstance(input, BashInput)
+    def is_concurrency_safe(self, input: BashInput) -> bool:
         return is_read_only_shell_command(input.command)
 
-    def permission_subject(self, input: BaseModel, ctx: ToolUseContext) -> PermissionSubject | None:
-        assert isinstance(input, BashInput)
+    def permission_subject(self, input: BashInput, ctx: ToolUseContext) -> PermissionSubject | None:
         return ShellCommand(input.command)
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, BashInput)
+    async def call(self, input: BashInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         cwd = Path(ctx.options.cwd)
         if not cwd.is_dir():
             return ToolResult(f"The working directory {cwd} does not exist.", is_error=True)
