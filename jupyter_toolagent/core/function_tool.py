@@ -46,7 +46,7 @@ class FunctionTool(Tool):
         interrupt_behavior: Literal["cancel", "block"] | None = None,
     ) -> None:
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "")
+        self.name = name or str(getattr(fn, "__name__", ""))
         self._read_only = read_only
         self._concurrency_safe = read_only if concurrency_safe is None else concurrency_safe
         self._is_async = inspect.iscoroutinefunction(fn)

@@ -89,7 +89,7 @@ class StreamingToolExecutor:
     def _track(self, call: ToolCall) -> None:
         self._running.add(call)
         assert call.task is not None
-        call.task.add_done_callback(lambda _t, c=call: self._on_done(c))
+        call.task.add_done_callback(lambda _t: self._on_done(call))
 
     def _on_done(self, call: ToolCall) -> None:
         self._running.discard(call)  # its failure, if any, is its own: nothing else is cancelled

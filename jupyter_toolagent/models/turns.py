@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence, Union
+from typing import Any, Awaitable, Callable, Sequence, Union, cast
 
 from ..core.accumulator import MessageAccumulator
 from ..errors import ModelAPIError
@@ -152,7 +152,8 @@ def _as_scripted_turn(turn: Turn) -> ScriptedTurn:
             return ScriptedTurn(content=[turn])
         raise TypeError(f"a scripted turn dict needs 'content' (a message) or 'type' (a block): {turn!r}")
     if isinstance(turn, Sequence):
-        return ScriptedTurn(content=list(turn))
+        # a str returned above; mypy widens `turn` again on the Sequence check
+        return ScriptedTurn(content=list(cast("Sequence[dict[str, Any]]", turn)))
     raise TypeError(f"cannot use {type(turn).__name__} as a scripted turn")
 
 
@@ -189,7 +190,7 @@ def message_of_events(events: list[dict[str, Any]]) -> dict[str, Any]:
             acc.feed(event)
     except Exception:  # a deliberately malformed stream: keep what was folded
         pass
-    message = copy.deepcopy(acc.message) if acc.message is not None else {"type": "message", "role": "assistant"}
+    message: dict[str, Any] = copy.deepcopy(acc.message) if acc.message is not None else {"type": "message", "role": "assistant"}
     message["content"] = acc.assistant_message(keep_incomplete=True)["content"]
     message["stop_reason"] = acc.stop_reason
     message["stop_sequence"] = acc.stop_sequence

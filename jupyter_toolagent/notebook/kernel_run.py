@@ -29,7 +29,7 @@ import asyncio
 import contextlib
 import signal
 import threading
-from typing import Any, Awaitable, Callable, Literal, TypeVar
+from typing import Any, Awaitable, Callable, Iterator, Literal, TypeVar
 
 from ..core.abort import KERNEL_INTERRUPT, AbortSignal
 
@@ -309,7 +309,8 @@ async def _as_coroutine(make_main: Callable[[], Awaitable[T]]) -> T:
 
 
 @contextlib.contextmanager
-def _sigint_aborts(loop: asyncio.AbstractEventLoop, task: "asyncio.Task[Any]", abort: AbortSignal, *, enabled: bool):
+def _sigint_aborts(loop: asyncio.AbstractEventLoop, task: "asyncio.Task[Any]", abort: AbortSignal, *,
+                   enabled: bool) -> Iterator[None]:
     if not enabled or threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -82,7 +82,8 @@ def parse_cell_options(magic_func: Callable[..., Any], line: str) -> CellOptions
         argv = shlex.split(line)  # POSIX quoting: --allow 'Bash(git log:*)' is one rule, unquoted
     except ValueError as exc:  # e.g. "No closing quotation"
         raise UsageError(f"cannot read the %%agent options: {exc}") from None
-    ns = magic_func.parser.parse_args(argv)  # MagicArgumentParser raises UsageError
+    # MagicArgumentParser raises UsageError; `magic_arguments()` attached it to the function
+    ns = magic_func.parser.parse_args(argv)  # type: ignore[attr-defined]
     options = CellOptions(
         model=_nonempty(ns.model, "--model"),
         new=ns.new,

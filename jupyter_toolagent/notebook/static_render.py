@@ -297,7 +297,7 @@ def estimate_cost(model: str | None, usage: Usage) -> float | None:
         value = _estimate(model, usage)
         if value is None:
             return None
-        return float(getattr(value, "total_usd", value))
+        return float(value.total_usd)
     except Exception:
         return None
 

@@ -216,6 +216,7 @@ def _end_status(reason: str) -> RunStatus:
 
 def apply_event(state: RunViewState, event: AgentEvent) -> Update:
     """Fold ``event`` into ``state``; return what changed."""
+    card: CardState | None  # bound by the case arms below (found, or made by `_ensure_card`)
     match event.kind:
         case "request_started":
             assert isinstance(event, RequestStartedEvent)

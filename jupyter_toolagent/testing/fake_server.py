@@ -191,6 +191,7 @@ class FakeAnthropicServer:
         if self._httpd is None:
             raise RuntimeError("the server is not running: call start() or use it as a context manager")
         host, port = self._httpd.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address (bytes only for AF_UNIX)
         return f"http://{host}:{port}"
 
     @property

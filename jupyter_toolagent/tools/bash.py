@@ -30,7 +30,7 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -284,7 +284,7 @@ async def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float,
     return CommandOutcome(proc.returncode, out.getvalue(), err.getvalue(), timeout, timed_out, background and not timed_out)
 
 
-async def _stop_readers(readers: "asyncio.Future[object]") -> None:
+async def _stop_readers(readers: "asyncio.Future[Any]") -> None:
     """Cancel the output readers and wait for them: a cancelled gather that nobody awaits logs
     "_GatheringFuture exception was never retrieved" when it is collected. Retrieving its
     outcome in a callback too covers a second cancellation arriving during the wait."""

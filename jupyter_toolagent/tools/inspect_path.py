@@ -115,7 +115,7 @@ def _key(node: ast.AST) -> Any:
 def _constant(node: ast.AST) -> Any:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
         value = node.operand.value
-        if type(value) in (int, float):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
             return -value
     if isinstance(node, ast.Constant) and type(node.value) in (int, float, str, bytes, bool, type(None)):
         return node.value

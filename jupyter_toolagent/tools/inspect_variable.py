@@ -108,7 +108,7 @@ def _inspect(path: Any, namespace: Any, budget: int, guard: Any) -> str:
 
 
 def _configured_budget(ctx: ToolUseContext) -> int:
-    raw = ctx.options.extra.get("inspect_max_chars")
+    raw: Any = ctx.options.extra.get("inspect_max_chars")
     try:
         value = int(raw)
     except (TypeError, ValueError):
