@@ -140,6 +140,7 @@ def _build_input_model(
         if annotation is param.empty:
             annotation = Any
         try:
+            # pydantic's overloads of create_model do not cover field definitions passed as **dict
             create_model("probe", **{pname: (annotation, ...)}).model_json_schema()  # type: ignore[call-overload]
         except Exception:
             problems.append(f"parameter {pname!r}: type {_type_name(annotation)} has no JSON schema")

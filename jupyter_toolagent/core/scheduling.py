@@ -67,7 +67,7 @@ async def run_tools(blocks: Sequence[dict[str, Any]], ctx: ToolUseContext) -> Ru
             assert call.outcome is not None
             if call.outcome.context_modifier is not None:
                 ctx = call.outcome.context_modifier(ctx)
-    return RunToolsResult([c.outcome for c in calls], ctx)  # type: ignore[misc]
+    return RunToolsResult([c.outcome for c in calls], ctx)  # type: ignore[misc]  # every call has finished here
 
 
 async def _run_concurrently(group: list[ToolCall], ctx: ToolUseContext, cap: int) -> None:

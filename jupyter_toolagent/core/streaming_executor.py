@@ -124,7 +124,7 @@ class StreamingToolExecutor:
                 await self._changed.wait()
         finally:
             self._abort_task.cancel()
-        return [c.outcome for c in self._calls]  # type: ignore[misc]
+        return [c.outcome for c in self._calls]  # type: ignore[misc]  # every call has finished here
 
     def abandon(self) -> list[ToolCallOutcome]:
         """Synchronously give every call a result (the consuming task is being cancelled):
@@ -136,4 +136,4 @@ class StreamingToolExecutor:
             if call.task is not None and not call.task.done():
                 call.task.cancel()
             call.finish_with(call.interrupted_text(self._ctx), "interrupted" if call.started else "cancelled", self._ctx)
-        return [c.outcome for c in self._calls]  # type: ignore[misc]
+        return [c.outcome for c in self._calls]  # type: ignore[misc]  # every call has finished here

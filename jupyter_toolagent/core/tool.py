@@ -16,7 +16,7 @@ import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import (TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Generic, Iterable, Literal, Mapping, Protocol,
+from typing import (TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Generic, Iterable, Iterator, Literal, Mapping, Protocol,
                     Sequence, TypeVar, cast, runtime_checkable)
 
 from pydantic import BaseModel, ConfigDict
@@ -197,7 +197,7 @@ class ToolPool:
         """alias -> canonical name, for `normalize_messages_for_api`."""
         return {a: t.name for t in self._tools for a in t.aliases}
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools)
 
     def __len__(self) -> int:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence, Union, cast
+from typing import Any, Awaitable, Callable, Sequence, TypeGuard, Union, cast
 
 from ..core.accumulator import MessageAccumulator
 from ..errors import ModelAPIError
@@ -120,7 +120,7 @@ class PreparedTurn:
     events: list[dict[str, Any]] | None = None
 
 
-def is_raw_events(value: Any) -> bool:
+def is_raw_events(value: Any) -> TypeGuard[Sequence[dict[str, Any]]]:
     """Whether ``value`` is a list of raw stream events (it starts with ``message_start``)."""
     return (
         isinstance(value, (list, tuple))
@@ -134,7 +134,7 @@ def _as_scripted_turn(turn: Turn) -> ScriptedTurn:
     if isinstance(turn, ScriptedTurn):
         return turn
     if is_raw_events(turn):
-        return ScriptedTurn(events=list(turn))  # type: ignore[arg-type]
+        return ScriptedTurn(events=list(turn))
     if isinstance(turn, str):
         return ScriptedTurn(content=[text_block(turn)])
     if isinstance(turn, dict):

@@ -109,7 +109,7 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         system="\n\n".join(s for s in (magics.system, options.system) if s) or None,
         tool_provider=tool_provider,
         tool_names=options.tools,
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,  # type: ignore[arg-type]  # one of MODES: the option parser checked it
         allow=[*magics.allow, *options.allow],
         deny=[*magics.deny, *options.deny],
         ask=[*magics.ask, *options.ask],

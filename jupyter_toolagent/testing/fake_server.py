@@ -351,7 +351,7 @@ class FakeAnthropicServer:
             if source is None:
                 source = self._script.exhausted()
             if isinstance(source, RecordedStream):
-                return source, None  # type: ignore[return-value]
+                return source, None  # type: ignore[return-value]  # replayed as recorded: nothing prepared
         except ModelAPIError as exc:
             raise _ScriptFailure(f"fake server: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")) from exc
         except Exception as exc:
