@@ -16,8 +16,8 @@ import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import (TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Generic, Iterable, Iterator, Literal, Mapping, Protocol,
-                    Sequence, TypeVar, cast, runtime_checkable)
+from typing import (TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Generic, Iterable, Iterator, Literal, Mapping,
+                    Protocol, Sequence, TypeVar, cast, runtime_checkable)
 
 from pydantic import BaseModel, ConfigDict
 
