@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the tests need (Chromium and ripgrep from Debian, the project with its test
-# extras, Node.js and the npm MCP reference server) and run every test. Exit code 5 from pytest
-# (no tests collected) is a failure.
+# extras, Node.js and the npm MCP reference server), type-check the package with mypy (any error
+# fails the run before a test starts) and run every test. Exit code 5 from pytest (no tests
+# collected) is a failure.
 set -euo pipefail
 # This is the CI command: tests that would skip without a browser, ripgrep or the ipykernel 6
 # virtualenv fail instead, and so does any other skip (tests/conftest.py).
@@ -12,6 +13,8 @@ install_sandbox
 make_venv test
 npm_test_servers
 cd "$ROOT"
+# The flags and per-module settings are in pyproject.toml ([tool.mypy]); `files` names the package.
+"$VENV/bin/python" -m mypy
 set +e
 "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"
 rc=$?

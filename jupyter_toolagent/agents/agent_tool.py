@@ -23,7 +23,7 @@ class AgentInput(BaseModel):
     subagent_type: Optional[str] = Field(default=None, description="The kind of sub-agent to use")
 
 
-class AgentTool(Tool):
+class AgentTool(Tool[AgentInput]):
     """``model_provider`` gives the parent's model; ``tools_provider`` the tools the parent has
     now (to decide whether a definition is read-only); ``settings_provider`` the settings file."""
 
@@ -38,8 +38,8 @@ class AgentTool(Tool):
         self._settings = settings_provider
         self._max_tokens = max_tokens
 
-    @property  # type: ignore[override]  # Tool declares a plain attribute; this one is computed per request
-    def description(self) -> str:  # type: ignore[override]  # (the same override, reported on this line)
+    @property
+    def description(self) -> str:  # type: ignore[override]  # read-only on purpose: computed on every read
         """Lists the definitions as they are now (a ``subagent(...)`` call between requests counts)."""
         return self._describe()
 
@@ -53,29 +53,28 @@ class AgentTool(Tool):
                 "in parallel: put several Agent calls in one message.\nAvailable subagent_type values "
                 f"(default general-purpose):\n{kinds}")
 
-    def _definition(self, input: BaseModel) -> SubagentDefinition | None:
+    def _definition(self, input: AgentInput) -> SubagentDefinition | None:
         return self.definitions().get(getattr(input, "subagent_type", None) or "general-purpose")
 
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
+    def is_concurrency_safe(self, input: AgentInput) -> bool:
         definition = self._definition(input)
         return definition is not None and definition.tools is not None and definition.is_read_only(self._tools())
 
-    def is_read_only(self, input: BaseModel) -> bool:
+    def is_read_only(self, input: AgentInput) -> bool:
         return self.is_concurrency_safe(input)
 
-    async def check_permissions(self, input: BaseModel, ctx: ToolUseContext) -> PermissionDecision:
+    async def check_permissions(self, input: AgentInput, ctx: ToolUseContext) -> PermissionDecision:
         return PermissionDecision.allow("tool", message="starting a sub-agent needs no approval")
 
-    async def validate_input(self, input: BaseModel, ctx: ToolUseContext) -> str | None:
+    async def validate_input(self, input: AgentInput, ctx: ToolUseContext) -> str | None:
         if self._definition(input) is None:
             names = ", ".join(sorted(self.definitions()))
-            return f"Unknown subagent_type {input.subagent_type!r}. Available: {names}."  # type: ignore[attr-defined]
+            return f"Unknown subagent_type {input.subagent_type!r}. Available: {names}."
         if depth_of(ctx) >= MAX_DEPTH:
             return f"Sub-agents cannot start further sub-agents beyond {MAX_DEPTH} levels."
         return None
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, AgentInput)
+    async def call(self, input: AgentInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         definition = self._definition(input)
         assert definition is not None
         sub = await run_subagent(definition, input.prompt, input.description, ctx, progress,

@@ -27,7 +27,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import StreamProtocolError, ToolAgentError
+from ..errors import StreamProtocolError
 from .pairing.server_tools import unpaired_server_tool_uses
 
 INPUT_BLOCKS = {"tool_use", "server_tool_use"}
@@ -107,6 +107,15 @@ def _merge_unknown(block: dict[str, Any], delta: dict[str, Any]) -> None:
             block[key] = copy.deepcopy(value)
 
 
+def _block_index(event: dict[str, Any]) -> int:
+    """The ``index`` of a content-block event. A missing or non-integer index is refused here:
+    kept, it would become a block key no later event can be matched against reliably."""
+    index = event.get("index")
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise StreamProtocolError(f"a {event.get('type')} event has no integer index (got {index!r})")
+    return index
+
+
 class MessageAccumulator:
     """Folds one response's raw events (`feed`); the stored message is `assistant_message`."""
 
@@ -140,7 +149,7 @@ class MessageAccumulator:
         if self.message is None:
             raise StreamProtocolError(f"a {kind} event arrived before message_start")
         if kind == "content_block_start":
-            index = event.get("index")
+            index = _block_index(event)
             if index in self._slots:
                 raise StreamProtocolError(f"content_block_start for index {index} arrived twice")
             self._slots[index] = _Slot(copy.deepcopy(event.get("content_block") or {}))
@@ -148,7 +157,7 @@ class MessageAccumulator:
         if kind == "content_block_delta":
             return self._delta(event)
         if kind == "content_block_stop":
-            return [self._stop(event.get("index"))]
+            return [self._stop(_block_index(event))]
         if kind == "message_delta":
             self._message_delta(event)
             return []
@@ -178,7 +187,7 @@ class MessageAccumulator:
             if key not in ("type", "delta", "usage") and value is not None:
                 self.message[key] = copy.deepcopy(value)
 
-    def _slot(self, index: Any, kind: str) -> _Slot:
+    def _slot(self, index: int, kind: str) -> _Slot:
         slot = self._slots.get(index)
         if slot is None:
             started = ", ".join(map(str, sorted(self._slots))) or "none"
@@ -189,7 +198,7 @@ class MessageAccumulator:
         return slot
 
     def _delta(self, event: dict[str, Any]) -> list[Any]:
-        index = event.get("index")
+        index = _block_index(event)
         slot = self._slot(index, "content_block_delta")
         delta = event.get("delta") or {}
         dtype = delta.get("type")
@@ -213,7 +222,7 @@ class MessageAccumulator:
         _merge_unknown(block, delta)
         return []
 
-    def _stop(self, index: Any) -> BlockDone:
+    def _stop(self, index: int) -> BlockDone:
         slot = self._slot(index, "content_block_stop")
         slot.stopped = True
         block = slot.block

@@ -55,7 +55,7 @@ class _ProxyStream(io.TextIOBase):
         self._original = original
         self._name = name
 
-    def write(self, text: str) -> int:  # type: ignore[override]
+    def write(self, text: str) -> int:
         buf = _target.get()
         if buf is None:
             return self._original.write(text)
@@ -75,9 +75,9 @@ def _install() -> None:
         return  # already in place (every call checks: a kernel may replace the streams per cell)
     with _install_lock:
         if not isinstance(sys.stdout, _ProxyStream):
-            sys.stdout = _ProxyStream(sys.stdout, "stdout")  # type: ignore[assignment]
+            sys.stdout = _ProxyStream(sys.stdout, "stdout")
         if not isinstance(sys.stderr, _ProxyStream):
-            sys.stderr = _ProxyStream(sys.stderr, "stderr")  # type: ignore[assignment]
+            sys.stderr = _ProxyStream(sys.stderr, "stderr")
 
 
 @contextlib.contextmanager

@@ -50,7 +50,7 @@ def session_context(session: "Session") -> ContextState:
     state = getattr(session, "context", None)
     if state is None:
         state = ContextState()
-        session.context = state  # type: ignore[attr-defined]
+        session.context = state
     return state
 
 

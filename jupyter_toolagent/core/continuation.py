@@ -73,7 +73,7 @@ class StreamContinuations:
         """The delay before the next continuation, or None when the run must end instead."""
         if not self.is_broken_stream(failure, response_started) or self.used >= self.limit:
             return None
-        delay = self.base_delay * (2 ** self.used)
+        delay = self.base_delay * 2.0 ** self.used
         self.used += 1
         return delay
 

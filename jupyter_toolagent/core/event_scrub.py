@@ -35,9 +35,9 @@ def scrub_event(event: E, scrubber: SecretScrubber) -> E:
     if not scrubber or getattr(event, "kind", None) not in SCRUBBED_KINDS:
         return event
     changes = {}
-    for f in dataclasses.fields(event):  # type: ignore[arg-type]
+    for f in dataclasses.fields(event):
         value = getattr(event, f.name)
         cleaned = scrubber.scrub_data(value)
         if cleaned is not value:
             changes[f.name] = cleaned
-    return dataclasses.replace(event, **changes) if changes else event  # type: ignore[type-var]
+    return dataclasses.replace(event, **changes) if changes else event

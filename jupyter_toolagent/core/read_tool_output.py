@@ -14,7 +14,7 @@ class ReadToolOutputInput(BaseModel):
     limit: int = Field(20_000, ge=1, le=50_000, description="How many characters to read.")
 
 
-class ReadToolOutput(Tool):
+class ReadToolOutput(Tool[ReadToolOutputInput]):
     name = "ReadToolOutput"
     description = (
         "Read part of the full output of an earlier tool call whose result was cut because it was "
@@ -24,14 +24,13 @@ class ReadToolOutput(Tool):
     input_model = ReadToolOutputInput
     max_result_chars = 51_000  # a full 50,000-character chunk plus its header is never cut again
 
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
+    def is_concurrency_safe(self, input: ReadToolOutputInput) -> bool:
         return True
 
-    def is_read_only(self, input: BaseModel) -> bool:
+    def is_read_only(self, input: ReadToolOutputInput) -> bool:
         return True
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, ReadToolOutputInput)
+    async def call(self, input: ReadToolOutputInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         full = ctx.outputs.get(input.tool_use_id) if ctx.outputs is not None else None
         if full is None:
             full = _result_in_transcript(ctx, input.tool_use_id)

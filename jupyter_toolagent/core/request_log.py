@@ -65,7 +65,7 @@ class RequestLog(Sequence[dict[str, Any]]):
         """Store ``body`` (which is not modified, and may change afterwards without effect here)."""
         messages = body.get(_MESSAGES)
         has_messages = isinstance(messages, list)
-        current: list[Any] = messages if has_messages else []  # type: ignore[assignment]
+        current: list[Any] = messages if isinstance(messages, list) else []
         shared = _common_prefix(self._last_messages, current)
         tail = tuple(copy.deepcopy(current[shared:]))
         fields = {key: (None if key == _MESSAGES and has_messages else value) for key, value in body.items()}

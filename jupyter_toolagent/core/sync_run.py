@@ -37,4 +37,4 @@ def run_to_completion(make: Callable[[], Coroutine[Any, Any, T]], *, thread_name
     thread.join()
     if "error" in box:
         raise box["error"]
-    return box["result"]  # type: ignore[no-any-return]
+    return box["result"]  # type: ignore[no-any-return]  # what the coroutine returned, a T

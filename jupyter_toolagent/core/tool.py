@@ -16,8 +16,8 @@ import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import (TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Iterable, Iterator, Literal, Mapping, Protocol,
-                    Sequence, TypeVar, cast, runtime_checkable)
+from typing import (TYPE_CHECKING, Any, Awaitable, Callable, Generic, Iterable, Iterator, Literal, Mapping,
+                    Protocol, Sequence, TypeVar, cast, runtime_checkable)
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 Content = str | list[dict[str, Any]]
 _SCHEMAS: "weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]]" = weakref.WeakKeyDictionary()
 ContextModifier = Callable[["ToolUseContext"], "ToolUseContext"]
+InputT = TypeVar("InputT", bound=BaseModel)
+"""A tool's input model: `parse_input` returns it and every method that sees the call takes it."""
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 @dataclass
@@ -72,13 +75,16 @@ class Progress:
             self._emit(message, output, fraction)
 
 
-class Tool(ABC):
-    """Base class of every tool. Subclasses set the class attributes and implement `call`."""
+class Tool(ABC, Generic[InputT]):
+    """Base class of every tool. Subclasses set the class attributes and implement `call`.
+
+    Generic over the input model (``class Read(Tool[ReadInput])``): `run_tool_use` hands each
+    method the instance `parse_input` produced, so a tool's methods take its own model."""
 
     name: str = ""
     aliases: tuple[str, ...] = ()
     description: str = ""
-    input_model: type[BaseModel]
+    input_model: type[InputT]
     interrupt_behavior: Literal["cancel", "block"] = "cancel"
     max_result_chars: int | None = None
     """Per-tool override of the result size budget (None: the session's budget)."""
@@ -97,39 +103,39 @@ class Tool(ABC):
     def to_api_schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema()}
 
-    def parse_input(self, raw: Any) -> BaseModel:
+    def parse_input(self, raw: Any) -> InputT:
         """Stage 3 (schema validation): the raw input as this tool's input model. Raises
         pydantic's ``ValidationError`` — or `validation.InputSchemaError`, for a tool whose
         schema is plain JSON Schema (an MCP server's) — and both become field-level errors."""
         return strict_model(self.input_model).model_validate(raw)
 
     # --- safety (fail closed) -----------------------------------------------------------
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
+    def is_concurrency_safe(self, input: InputT) -> bool:
         return False
 
-    def is_read_only(self, input: BaseModel) -> bool:
+    def is_read_only(self, input: InputT) -> bool:
         return False
 
     # --- checks -------------------------------------------------------------------------
-    async def validate_input(self, input: BaseModel, ctx: "ToolUseContext") -> str | None:
+    async def validate_input(self, input: InputT, ctx: "ToolUseContext") -> str | None:
         """Semantic checks beyond the schema. Return an error message for the model, or None."""
         return None
 
-    async def check_permissions(self, input: BaseModel, ctx: "ToolUseContext") -> PermissionDecision:
+    async def check_permissions(self, input: InputT, ctx: "ToolUseContext") -> PermissionDecision:
         """The tool's own opinion (§5.3 step 3). Raising counts as passthrough."""
         return PermissionDecision.passthrough()
 
-    def observable_input(self, input: BaseModel, ctx: "ToolUseContext") -> dict[str, Any]:
+    def observable_input(self, input: InputT, ctx: "ToolUseContext") -> dict[str, Any]:
         """What hooks and permission checks see: a copy with derived fields filled in."""
         return input.model_dump(mode="json")
 
-    def permission_subject(self, input: BaseModel, ctx: "ToolUseContext") -> PermissionSubject | None:
+    def permission_subject(self, input: InputT, ctx: "ToolUseContext") -> PermissionSubject | None:
         """What the call touches, for content-specific rules (files, shell commands)."""
         return None
 
     # --- the call -----------------------------------------------------------------------
     @abstractmethod
-    async def call(self, input: BaseModel, ctx: "ToolUseContext", progress: Progress) -> Any:
+    async def call(self, input: InputT, ctx: "ToolUseContext", progress: Progress) -> Any:
         """Perform the call. Return a `ToolResult`, a string, content blocks, or any object
         (mapped by `map_output`). Raise to fail: the exception becomes an error result."""
 
@@ -159,17 +165,17 @@ def carried_tool(value: Any) -> "Tool | None":
 _STRICT_MODELS: "weakref.WeakKeyDictionary[type[BaseModel], type[BaseModel]]" = weakref.WeakKeyDictionary()
 
 
-def strict_model(model: type[BaseModel]) -> type[BaseModel]:
+def strict_model(model: type[ModelT]) -> type[ModelT]:
     """The same input model with unexpected parameters refused: a parameter the model made up
     must be reported to it, not silently dropped (pydantic's default is to ignore extras)."""
     if model.model_config.get("extra") == "forbid":
         return model
     strict = _STRICT_MODELS.get(model)
     if strict is None:
-        config = ConfigDict(**{**model.model_config, "extra": "forbid"})  # type: ignore[typeddict-item]
+        config = ConfigDict(**{**model.model_config, "extra": "forbid"})
         strict = type(model.__name__, (model,), {"model_config": config, "__module__": model.__module__})
         _STRICT_MODELS[model] = strict
-    return strict
+    return cast("type[ModelT]", strict)  # built above as a subclass of `model`
 
 
 @runtime_checkable
@@ -205,7 +211,7 @@ class ToolPool:
         """alias -> canonical name, for `normalize_messages_for_api`."""
         return {a: t.name for t in self._tools for a in t.aliases}
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools)
 
     def __len__(self) -> int:

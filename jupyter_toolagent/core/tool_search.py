@@ -65,7 +65,7 @@ def definitions_text(tools: list[Tool]) -> str:
     return "\n".join(lines)
 
 
-class ToolSearch(Tool):
+class ToolSearch(Tool[ToolSearchInput]):
     name = "ToolSearch"
     description = ("Search the deferred tools (listed by name in <available-deferred-tools>) and load them. "
                    'Query "select:NAME1,NAME2" loads tools by exact name; keywords find tools by name and '
@@ -73,17 +73,16 @@ class ToolSearch(Tool):
                    "they can be called from your next message on.")
     input_model = ToolSearchInput
 
-    def is_read_only(self, input: BaseModel) -> bool:
+    def is_read_only(self, input: ToolSearchInput) -> bool:
         return True
 
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
+    def is_concurrency_safe(self, input: ToolSearchInput) -> bool:
         return True
 
-    async def check_permissions(self, input: BaseModel, ctx: ToolUseContext) -> PermissionDecision:
+    async def check_permissions(self, input: ToolSearchInput, ctx: ToolUseContext) -> PermissionDecision:
         return PermissionDecision.allow("tool", message="searching tools changes nothing")
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> Any:
-        assert isinstance(input, ToolSearchInput)
+    async def call(self, input: ToolSearchInput, ctx: ToolUseContext, progress: Progress) -> Any:
         deferred = ctx.deferred
         if not deferred:
             return "No tools are deferred in this session: every tool's definition is already loaded."

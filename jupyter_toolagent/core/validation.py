@@ -133,12 +133,14 @@ def _child(schema: dict[str, Any], part: Any, root: dict[str, Any]) -> dict[str,
     """The schema at ``part`` under ``schema``, or None when ``part`` is not a property, item or
     map key there (then it is a union member's tag that pydantic put in the location)."""
     for member in _members(schema, root):
-        if isinstance(part, int) and member.get("type") == "array" and isinstance(member.get("items"), dict):
-            return member["items"]
+        items = member.get("items")
+        if isinstance(part, int) and member.get("type") == "array" and isinstance(items, dict):
+            return items
         if isinstance(part, str):
             props = member.get("properties") or {}
             if part in props:
-                return props[part]
+                child = props[part]  # JSON Schema allows `true`/`false` as a property's schema
+                return child if isinstance(child, dict) else None
             extra = member.get("additionalProperties")
             if isinstance(extra, dict) and member.get("type") == "object":
                 return extra

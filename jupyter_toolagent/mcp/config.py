@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from ..errors import ConfigError, McpConfigError
+from ..errors import McpConfigError
 
 Source = Literal["user", "agent", ".mcp.json", "settings"]
 PROJECT_SOURCES: frozenset[str] = frozenset({".mcp.json", "settings"})
@@ -104,11 +104,13 @@ def parse_server(name: str, raw: Any, source: Source = "user") -> McpServerConfi
         cwd = raw.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
             raise bad("'cwd' must be a string")
+        # `common` holds the fields checked above, each of its own type (a dict of mixed values to mypy)
         return McpServerConfig(name, "stdio", command=command, args=tuple(args),
                                env=_str_map(raw, "env", bad), cwd=cwd, **common)  # type: ignore[arg-type]
     url = raw.get("url")
     if not isinstance(url, str) or not re.match(r"^https?://[^\s/]+", url):
         raise bad(f"'url' must be an http:// or https:// URL, not {url!r}")
+    # as above: `common`'s values are typed one by one, not as a dict
     return McpServerConfig(name, "http", url=url, headers=_str_map(raw, "headers", bad), **common)  # type: ignore[arg-type]
 
 

@@ -31,7 +31,7 @@ class ReadMcpResourceInput(BaseModel):
     uri: str = Field(description="The resource URI, as ListMcpResources shows it.")
 
 
-class ListMcpResources(Tool):
+class ListMcpResources(Tool[ListMcpResourcesInput]):
     name = "ListMcpResources"
     description = ("List the resources (documents, data, files) that the connected MCP servers offer: "
                    "server, URI, name, type and description of each. Read one with ReadMcpResource.")
@@ -40,14 +40,13 @@ class ListMcpResources(Tool):
     def __init__(self, servers: "McpServers") -> None:
         self._servers = servers
 
-    def is_read_only(self, input: BaseModel) -> bool:
+    def is_read_only(self, input: ListMcpResourcesInput) -> bool:
         return True
 
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
+    def is_concurrency_safe(self, input: ListMcpResourcesInput) -> bool:
         return True
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> Any:
-        assert isinstance(input, ListMcpResourcesInput)
+    async def call(self, input: ListMcpResourcesInput, ctx: ToolUseContext, progress: Progress) -> Any:
         rows = []
         for name in self._servers.names():
             connection = self._servers.connection(name)
@@ -67,7 +66,7 @@ class ListMcpResources(Tool):
         return json.dumps(rows, ensure_ascii=False, indent=1) if rows else "(no resources)"
 
 
-class ReadMcpResource(Tool):
+class ReadMcpResource(Tool[ReadMcpResourceInput]):
     name = "ReadMcpResource"
     description = "Read one resource of a connected MCP server by its URI (see ListMcpResources)."
     input_model = ReadMcpResourceInput
@@ -76,28 +75,25 @@ class ReadMcpResource(Tool):
     def __init__(self, servers: "McpServers") -> None:
         self._servers = servers
 
-    def _trusted(self, input: BaseModel) -> bool:
-        assert isinstance(input, ReadMcpResourceInput)
+    def _trusted(self, input: ReadMcpResourceInput) -> bool:
         connection = self._servers.connection(input.server)
         return connection is not None and connection.config.trust
 
-    def is_read_only(self, input: BaseModel) -> bool:
+    def is_read_only(self, input: ReadMcpResourceInput) -> bool:
         return self._trusted(input)
 
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
+    def is_concurrency_safe(self, input: ReadMcpResourceInput) -> bool:
         return self._trusted(input)
 
-    async def check_permissions(self, input: BaseModel, ctx: ToolUseContext) -> PermissionDecision:
+    async def check_permissions(self, input: ReadMcpResourceInput, ctx: ToolUseContext) -> PermissionDecision:
         if self._trusted(input):
             return PermissionDecision.passthrough()
-        assert isinstance(input, ReadMcpResourceInput)
         return PermissionDecision.ask(f"reading {input.uri} sends a request to the MCP server {input.server!r}, "
                                       "which is not trusted (\"trust\": true)", "tool")
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> Any:
+    async def call(self, input: ReadMcpResourceInput, ctx: ToolUseContext, progress: Progress) -> Any:
         from ..errors import McpServerGone
 
-        assert isinstance(input, ReadMcpResourceInput)
         connection = self._servers.connection(input.server)
         if connection is None:
             known = ", ".join(self._servers.names()) or "none"

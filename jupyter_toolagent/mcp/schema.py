@@ -63,7 +63,8 @@ def _words(error: ValidationError) -> list[str]:
     """One `jsonschema` error as the problems a person reads (a ``required`` error may name
     several parameters; so may ``additionalProperties``)."""
     path = tuple(error.absolute_path)
-    kind, value, instance = error.validator, error.validator_value, error.instance
+    kind, instance = error.validator, error.instance
+    value: Any = error.validator_value  # always set on errors a validator yields (`Unset` only on hand-made ones)
 
     def child(name: str) -> str:
         return field_path((*path, name))

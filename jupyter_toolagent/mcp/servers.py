@@ -30,8 +30,7 @@ from typing import TYPE_CHECKING
 
 from ..core.tool import Tool
 from . import loop
-from .config import McpServerConfig, parse_server
-from ..errors import McpConfigError
+from .config import McpServerConfig, Source, parse_server
 from .names import server_prefix, unique_names
 
 if TYPE_CHECKING:  # the SDK and jsonschema load only once a server starts (an Agent without one pays nothing)
@@ -73,9 +72,9 @@ class McpServers:
 
     # --- configuration ------------------------------------------------------------------------
     @classmethod
-    def from_mapping(cls, servers: Mapping[str, Any], *, source: str = "agent", cwd: Path | None = None) -> "McpServers":
+    def from_mapping(cls, servers: Mapping[str, Any], *, source: Source = "agent", cwd: Path | None = None) -> "McpServers":
         """``Agent(mcp_servers={NAME: {...}})``; a bad entry raises `McpConfigError`."""
-        return cls([parse_server(name, entry, source) for name, entry in servers.items()], cwd=cwd)  # type: ignore[arg-type]
+        return cls([parse_server(name, entry, source) for name, entry in servers.items()], cwd=cwd)
 
     def configure(self, config: McpServerConfig) -> None:
         """Add (or replace, closing the old connection) one server's configuration."""

@@ -33,7 +33,7 @@ class McpArguments(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class McpTool(Tool):
+class McpTool(Tool[McpArguments]):
     """A tool ``mcp__<server>__<tool>`` backed by a live server connection."""
 
     input_model = McpArguments
@@ -60,17 +60,17 @@ class McpTool(Tool):
     def input_schema(self) -> dict[str, Any]:
         return copy.deepcopy(self.schema)
 
-    def parse_input(self, raw: Any) -> BaseModel:
+    def parse_input(self, raw: Any) -> McpArguments:
         return McpArguments.model_validate(check_input(self._validator, self.schema, raw))
 
     # --- safety -------------------------------------------------------------------------------
-    def is_read_only(self, input: BaseModel) -> bool:
+    def is_read_only(self, input: McpArguments) -> bool:
         return self.trusted and self.read_only_hint
 
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
+    def is_concurrency_safe(self, input: McpArguments) -> bool:
         return self.trusted and self.read_only_hint
 
-    async def check_permissions(self, input: BaseModel, ctx: ToolUseContext) -> PermissionDecision:
+    async def check_permissions(self, input: McpArguments, ctx: ToolUseContext) -> PermissionDecision:
         if self.is_read_only(input):
             return PermissionDecision.passthrough()
         return PermissionDecision.ask(self.approval_reason(), "tool")
@@ -88,7 +88,7 @@ class McpTool(Tool):
         return base + (": " + "; ".join(notes) if notes else "")
 
     # --- the call -----------------------------------------------------------------------------
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
+    async def call(self, input: McpArguments, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         connection = self._connection()
         if connection is None:
             return ToolResult(f"MCP server {self.server!r} was removed; {self.name} is no longer available.",

@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence, Union
+from typing import Any, Awaitable, Callable, Sequence, TypeGuard, Union, cast
 
 from ..core.accumulator import MessageAccumulator
 from ..errors import ModelAPIError, ScriptExhaustedError
@@ -115,7 +115,7 @@ class PreparedTurn:
     events: list[dict[str, Any]] | None = None
 
 
-def is_raw_events(value: Any) -> bool:
+def is_raw_events(value: Any) -> TypeGuard[Sequence[dict[str, Any]]]:
     """Whether ``value`` is a list of raw stream events (it starts with ``message_start``)."""
     return (
         isinstance(value, (list, tuple))
@@ -129,7 +129,7 @@ def _as_scripted_turn(turn: Turn) -> ScriptedTurn:
     if isinstance(turn, ScriptedTurn):
         return turn
     if is_raw_events(turn):
-        return ScriptedTurn(events=list(turn))  # type: ignore[arg-type]
+        return ScriptedTurn(events=list(turn))
     if isinstance(turn, str):
         return ScriptedTurn(content=[text_block(turn)])
     if isinstance(turn, dict):
@@ -147,7 +147,8 @@ def _as_scripted_turn(turn: Turn) -> ScriptedTurn:
             return ScriptedTurn(content=[turn])
         raise TypeError(f"a scripted turn dict needs 'content' (a message) or 'type' (a block): {turn!r}")
     if isinstance(turn, Sequence):
-        return ScriptedTurn(content=list(turn))
+        # a str returned above; mypy widens `turn` again on the Sequence check
+        return ScriptedTurn(content=list(cast("Sequence[dict[str, Any]]", turn)))
     raise TypeError(f"cannot use {type(turn).__name__} as a scripted turn")
 
 
@@ -184,7 +185,7 @@ def message_of_events(events: list[dict[str, Any]]) -> dict[str, Any]:
             acc.feed(event)
     except Exception:  # a deliberately malformed stream: keep what was folded
         pass
-    message = copy.deepcopy(acc.message) if acc.message is not None else {"type": "message", "role": "assistant"}
+    message: dict[str, Any] = copy.deepcopy(acc.message) if acc.message is not None else {"type": "message", "role": "assistant"}
     message["content"] = acc.assistant_message(keep_incomplete=True)["content"]
     message["stop_reason"] = acc.stop_reason
     message["stop_sequence"] = acc.stop_sequence

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence, cast
 
 from IPython.core.error import UsageError
@@ -104,7 +103,7 @@ def prepare_cell(magics: "AgentMagics", line: str, body: str, *, can_await: bool
         system="\n\n".join(s for s in (magics.system, options.system) if s) or None,
         tool_provider=tool_provider,
         tool_names=options.tools,
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,  # type: ignore[arg-type]  # one of MODES: the option parser checked it
         allow=[*magics.allow, *options.allow],
         deny=[*magics.deny, *options.deny],
         ask=[*magics.ask, *options.ask],

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable
 
 import ipywidgets as widgets
 
@@ -123,7 +123,8 @@ async def wait_for_answer(
     deadline = None if timeout is None else clock() + timeout
     try:
         while True:
-            await asyncio.wait({answer, aborted}, timeout=poll_interval, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {answer, aborted}
+            await asyncio.wait(waiting, timeout=poll_interval, return_when=asyncio.FIRST_COMPLETED)
             if answer.done():
                 return answer.result()
             if abort.aborted:

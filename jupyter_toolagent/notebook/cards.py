@@ -19,7 +19,7 @@ def set_value(widget: widgets.Widget, value: object) -> bool:
     """Assign only on change; return whether a message was sent."""
     if getattr(widget, "value") == value:
         return False
-    widget.value = value  # type: ignore[attr-defined]
+    widget.value = value
     return True
 
 

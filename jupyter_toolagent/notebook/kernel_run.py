@@ -29,7 +29,7 @@ import asyncio
 import contextlib
 import signal
 import threading
-from typing import Any, Awaitable, Callable, Literal, TypeVar
+from typing import Any, Awaitable, Callable, Iterator, Literal, TypeVar
 
 from ..core.abort import KERNEL_INTERRUPT, AbortSignal
 
@@ -124,6 +124,7 @@ def interrupted_error() -> KeyboardInterrupt:
     """A KeyboardInterrupt that IPython shows as one line (its ``_render_traceback_``), not as a
     traceback through the awaited call the cell was rewritten into."""
     error = KeyboardInterrupt("the agent run was interrupted; the transcript stays valid and the next %%agent cell continues")
+    # IPython prints `_render_traceback_()` instead of the traceback when an exception has one
     error._render_traceback_ = lambda: [f"KeyboardInterrupt: {error}"]  # type: ignore[attr-defined]
     return error
 
@@ -148,8 +149,8 @@ def _uncancel_current_task() -> None:
     """Forget a delivered cancellation so that later awaits (the run's clean-up) work."""
     current = asyncio.current_task()
     uncancel = getattr(current, "uncancel", None)
-    if uncancel is not None:
-        while current.cancelling():  # type: ignore[union-attr]
+    if current is not None and uncancel is not None:
+        while current.cancelling():
             uncancel()
 
 
@@ -309,7 +310,8 @@ async def _as_coroutine(make_main: Callable[[], Awaitable[T]]) -> T:
 
 
 @contextlib.contextmanager
-def _sigint_aborts(loop: asyncio.AbstractEventLoop, task: "asyncio.Task[Any]", abort: AbortSignal, *, enabled: bool):
+def _sigint_aborts(loop: asyncio.AbstractEventLoop, task: "asyncio.Task[Any]", abort: AbortSignal, *,
+                   enabled: bool) -> Iterator[None]:
     if not enabled or threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -145,7 +145,7 @@ def sessions(magics: "AgentMagics", args: list[str]) -> "TextView":
         s = registry.get(name)
         assert s is not None
         mark = "*" if name == registry.current_name else " "
-        store = getattr(s, "store", None)
+        store: Any = getattr(s, "store", None)
         saved = getattr(store, "saved_name", None)
         if getattr(store, "path", None) is not None:
             live_files.add(store.path.resolve())

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
@@ -25,6 +26,8 @@ from .options import MODES, agent_cell_arguments
 @magics_class
 class AgentMagics(Magics, Configurable):
     """Defaults for ``%%agent`` cells; every one can be overridden by a cell option."""
+
+    shell: InteractiveShell  # IPython registers the magics with the running shell (never None here)
 
     model = Unicode("", help="Model id (empty: $TOOLAGENT_MODEL, else a current Sonnet).").tag(config=True)
     mode = Unicode("", help=f"Permission mode: one of {', '.join(MODES)} (empty: the project settings "
@@ -84,7 +87,8 @@ class AgentMagics(Magics, Configurable):
 
     # --- %%agent ---------------------------------------------------------------------------
     @agent_cell_arguments
-    @cell_magic("agent")
+    # IPython types `cell_magic` as "a decorated function or, given a name, a decorator"
+    @cell_magic("agent")  # type: ignore[arg-type]
     def agent_cell(self, line: str, cell: str) -> None:
         """Run a Claude tool-use loop in this kernel on the prompt in the cell body.
 
@@ -104,7 +108,7 @@ class AgentMagics(Magics, Configurable):
         await kernel_run.run_in_kernel(self.shell, execute_cell(prepared), prepared.abort)
 
     # --- %agent ------------------------------------------------------------------------------
-    @line_magic("agent")
+    @line_magic("agent")  # type: ignore[arg-type]  # the same union as `cell_magic` above
     def agent_line(self, line: str) -> Any:
         """Inspect and manage conversations: %agent transcript | raw | schedule | check | reset
         | sessions | config | rules [remove RULE] | export PATH | help."""

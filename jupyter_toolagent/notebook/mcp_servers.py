@@ -61,6 +61,7 @@ async def prepare_servers(cell: "PreparedCell", shell: Any) -> list[str]:
 async def _ask(cell: "PreparedCell", servers: McpServers, config: Any) -> None:
     """The approval card of one project server: it starts only on Allow."""
     view, approver = cell.view, cell.config.approver
+    assert approver is not None  # asked only when the cell has an approver (see the caller)
     card_id = f"mcp-server-{config.name}"
     name = server_prefix(config.name)
     shown = {"server": config.name, "from": config.source, "runs": config.describe()}

@@ -138,7 +138,7 @@ def demo_turn(body: dict[str, Any]) -> list[dict[str, Any]]:
     tool is not offered (``--tools``, a deny rule) is skipped.
     """
     messages = body.get("messages") or []
-    offered = {t.get("name"): t for t in body.get("tools") or [] if isinstance(t, dict)}
+    offered = {t["name"]: t for t in body.get("tools") or [] if isinstance(t, dict) and "name" in t}
     calls, results = _since_last_prompt(messages)
     called = [c["name"] for c in calls]
     from .offline_fix import fix_turn

@@ -42,8 +42,6 @@ class SessionRegistry:
             self.resume(name)
         elif old is None or new:
             fresh = Session(name, permissions=old.permissions if old is not None else None)
-            if old is not None and hasattr(old, "session_allow"):
-                fresh.session_allow = old.session_allow
             self._attach_store(fresh)
             self._sessions[name] = fresh
         self.current_name = name

@@ -175,8 +175,9 @@ def sessions(magics: "AgentMagics", args: list[str]) -> TextView:
     lines = []
     for name in names:
         s = registry.get(name)
+        assert s is not None  # a listed name
         mark = "*" if name == registry.current_name else " "
-        lines.append(f"{mark} {name}: {len(s.messages)} messages, {len(s.runs)} runs")  # type: ignore[union-attr]
+        lines.append(f"{mark} {name}: {len(s.messages)} messages, {len(s.runs)} runs")
     return TextView("\n".join(lines))
 
 

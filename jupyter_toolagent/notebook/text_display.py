@@ -46,6 +46,7 @@ class TextDisplay:
 
     def handle(self, event: AgentEvent) -> None:
         kind = event.kind
+        # each `kind` names one event class; mypy does not narrow the union on it (the ignores below)
         if kind == "text_delta":
             self.out.write(event.text)  # type: ignore[union-attr]
             self.out.flush()

@@ -436,7 +436,7 @@ def _fold(state: RunViewState, event: AgentEvent, scope: _Scope) -> Update:
             assert isinstance(event, SubagentEvent)
             return _apply_subagent_event(state, event, scope)
         case _:
-            assert_never(event)  # type: ignore[arg-type]
+            assert_never(event)
     return NOTHING
 
 

@@ -256,7 +256,7 @@ async def _rule_decision(call: _Call, perms: PermissionContext, ctx: "ToolUseCon
 
 async def _tool_opinion(call: _Call, ctx: "ToolUseContext") -> PermissionDecision:
     try:
-        own = await call.tool.check_permissions(call.parsed_input, ctx)  # type: ignore[arg-type]
+        own = await call.tool.check_permissions(call.parsed_input, ctx)
     except Exception:
         return PermissionDecision.passthrough()
     return own if isinstance(own, PermissionDecision) else PermissionDecision.passthrough()

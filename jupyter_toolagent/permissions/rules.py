@@ -186,5 +186,5 @@ def parse_rule_text(text: str) -> tuple[RuleBehavior, PermissionRule]:
     """``deny:Bash(rm:*)`` / ``ask:…`` / plain ``Bash(ls:*)`` (allow), as session rules are listed."""
     head, sep, rest = text.partition(":")
     if sep and head in BEHAVIORS:
-        return head, parse_rule(rest)  # type: ignore[return-value]
+        return head, parse_rule(rest)
     return "allow", parse_rule(text)

@@ -197,6 +197,7 @@ def _rule_problems(section: Any) -> list[str]:
 def _error(path: Path, problems: list[str]) -> SettingsFileError:
     lines = [f"{path}: {p}" for p in problems]
     error = SettingsFileError("\n".join(lines))
+    # the file and its problems ride on the error for callers that show them
     error.path = path  # type: ignore[attr-defined]
     error.problems = lines  # type: ignore[attr-defined]
     return error

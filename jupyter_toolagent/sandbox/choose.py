@@ -36,7 +36,7 @@ def policy_for(decision: "PermissionDecision | None", command: str, perms: "Perm
     cwd = Path(os.path.realpath(cwd))
     settings = perms.sandbox_settings
     hidden, hidden_complete = _hidden(perms, cwd)
-    notes = () if hidden_complete else ("note: the search for paths Read deny rules cover stopped at its bound; "
+    notes: tuple[str, ...] = () if hidden_complete else ("note: the search for paths Read deny rules cover stopped at its bound; "
                                         "paths deeper down are not hidden",)
     if decision is None or decision.decided_by == "read_only":
         return SandboxPolicy.read_only(cwd, hidden=hidden, notes=notes)

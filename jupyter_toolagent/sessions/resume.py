@@ -147,8 +147,8 @@ def resume_session(name: str, *, cwd: Path | None = None, permissions: Any = Non
     messages = saved.messages
     repair = None
     if check_pairing(normalize_messages_for_api(messages)):
-        report = repair_pairing(normalize_messages_for_api(messages))
-        messages, repair = report.messages, report.summary()
+        repaired = repair_pairing(normalize_messages_for_api(messages))
+        messages, repair = repaired.messages, repaired.summary()
     session.messages[:] = messages
     session.context.compactions = list(saved.compactions)
     session.context.meter.learned_window = saved.learned_window

@@ -64,7 +64,7 @@ class _Handler(BaseHTTPRequestHandler):
     # --- reading -----------------------------------------------------------------------------
     def read_body(self) -> bytes:
         if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
-            parts = []
+            parts: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
                 if size == 0:

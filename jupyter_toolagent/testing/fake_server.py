@@ -191,6 +191,7 @@ class FakeAnthropicServer:
         if self._httpd is None:
             raise RuntimeError("the server is not running: call start() or use it as a context manager")
         host, port = self._httpd.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address (bytes only for AF_UNIX)
         return f"http://{host}:{port}"
 
     @property
@@ -350,7 +351,7 @@ class FakeAnthropicServer:
             if source is None:
                 source = self._script.exhausted()
             if isinstance(source, RecordedStream):
-                return source, None  # type: ignore[return-value]
+                return source, None  # type: ignore[return-value]  # replayed as recorded: nothing prepared
         except ModelAPIError as exc:
             raise _ScriptFailure(f"fake server: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")) from exc
         except Exception as exc:

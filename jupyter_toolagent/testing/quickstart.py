@@ -39,7 +39,8 @@ def quickstart_turns() -> Callable[[dict[str, Any]], Any]:
     def turn(body: dict[str, Any]) -> Any:
         messages = body.get("messages") or []
         last = messages[-1] if messages else {}
-        blocks = last.get("content") if isinstance(last.get("content"), list) else []
+        content = last.get("content")
+        blocks = content if isinstance(content, list) else []
         results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
         if results:
             result = results[0]

@@ -30,7 +30,7 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -86,7 +86,7 @@ def is_read_only_shell_command(command: str) -> bool:
         return False
 
 
-class Bash(Tool):
+class Bash(Tool[BashInput]):
     name = "Bash"
     description = (
         "Run a bash command in the working directory. Returns its output; a non-zero exit code is an error that "
@@ -98,22 +98,18 @@ class Bash(Tool):
     )
     input_model = BashInput
 
-    def is_read_only(self, input: BaseModel) -> bool:
-        assert isinstance(input, BashInput)
+    def is_read_only(self, input: BashInput) -> bool:
         return is_read_only_shell_command(input.command)
 
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
-        assert isinstance(input, BashInput)
+    def is_concurrency_safe(self, input: BashInput) -> bool:
         return is_read_only_shell_command(input.command)
 
-    def permission_subject(self, input: BaseModel, ctx: ToolUseContext) -> PermissionSubject | None:
+    def permission_subject(self, input: BashInput, ctx: ToolUseContext) -> PermissionSubject | None:
         """The command, and — where no sandbox would contain it — why a misread of it would
         not be harmless, so the engine does not auto-allow it because it looks read-only."""
-        assert isinstance(input, BashInput)
         return ShellCommand(input.command, unconfined=read_only_shell_blocked(permission_context(ctx)))
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, BashInput)
+    async def call(self, input: BashInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         cwd = Path(ctx.options.cwd)
         if not cwd.is_dir():
             return ToolResult(f"The working directory {cwd} does not exist.", is_error=True)
@@ -278,7 +274,7 @@ async def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float,
     return CommandOutcome(proc.returncode, out.getvalue(), err.getvalue(), timeout, timed_out, background and not timed_out)
 
 
-async def _stop_readers(readers: "asyncio.Future[object]") -> None:
+async def _stop_readers(readers: "asyncio.Future[Any]") -> None:
     """Cancel the output readers and wait for them: a cancelled gather that nobody awaits logs
     "_GatheringFuture exception was never retrieved" when it is collected. Retrieving its
     outcome in a callback too covers a second cancellation arriving during the wait."""

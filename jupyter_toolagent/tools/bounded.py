@@ -15,7 +15,7 @@ import contextvars
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from itertools import islice
 from typing import Any, TypeVar
 
@@ -257,7 +257,7 @@ class _BoundedRepr:
         text = "{" + body + "}"
         return text if type(x) is dict else f"{type(x).__name__}({text})"
 
-    def _sequence(self, x: Any, depth: int, base: type, left: str, right: str) -> str:
+    def _sequence(self, x: Any, depth: int, base: type[Collection[Any]], left: str, right: str) -> str:
         n = base.__len__(x)
         if n and depth >= self.max_depth:
             body = "..."
@@ -282,7 +282,7 @@ class _BoundedRepr:
         return truncate_middle(text, self.max_other) if len(text) > self.max_other else text
 
 
-_SEQUENCES: tuple[tuple[type, str, str], ...] = (
+_SEQUENCES: tuple[tuple[type[Collection[Any]], str, str], ...] = (
     (list, "[", "]"), (tuple, "(", ")"), (set, "{", "}"), (frozenset, "frozenset({", "})"), (deque, "deque([", "])"),
 )
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 import collections
 import inspect
 import types
-from typing import Any
+from typing import Any, Sized
 
 from . import optional_libs
 from .bounded import type_name
 
 __all__ = ["brief"]
 
-_SIZED: tuple[tuple[type, str], ...] = (
+_SIZED: tuple[tuple[type[Sized], str], ...] = (
     (dict, "keys"), (list, "items"), (tuple, "items"), (set, "items"), (frozenset, "items"),
     (collections.deque, "items"), (str, "characters"), (bytes, "bytes"), (bytearray, "bytes"),
 )

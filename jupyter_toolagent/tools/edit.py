@@ -40,7 +40,7 @@ class EditInput(BaseModel):
     replace_all: bool = Field(False, description="Replace every occurrence instead of requiring exactly one.")
 
 
-class Edit(FileTool):
+class Edit(FileTool[EditInput]):
     name = "Edit"
     description = (
         "Replace exact text in a file. old_string must match the file exactly (whitespace included) and occur "
@@ -51,14 +51,12 @@ class Edit(FileTool):
     access = "edit"
     path_field = "file_path"
 
-    async def validate_input(self, input: BaseModel, ctx: ToolUseContext) -> str | None:
-        assert isinstance(input, EditInput)
+    async def validate_input(self, input: EditInput, ctx: ToolUseContext) -> str | None:
         if input.old_string == input.new_string:
             return "old_string and new_string are identical: there is nothing to change"
         return await asyncio.to_thread(not_read_refusal, ctx, self.target(input, ctx), input.file_path, action="edit")
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, EditInput)
+    async def call(self, input: EditInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         path = self.target(input, ctx)
 
         def check(raw: bytes, mtime_ns: int) -> str | None:  # on the very bytes about to change

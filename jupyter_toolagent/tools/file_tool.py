@@ -12,10 +12,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Literal
 
-from pydantic import BaseModel
-
 from ..core.permission_types import FileAccess, PermissionSubject
-from ..core.tool import Tool, ToolUseContext
+from ..core.tool import InputT, Tool, ToolUseContext
 from ..permissions import path_denied
 from ..permissions.read_safety import looks_secret
 
@@ -76,29 +74,29 @@ def secret_file_filter() -> Callable[[str], bool]:
     return secret
 
 
-class FileTool(Tool):
+class FileTool(Tool[InputT]):
     """Base of Read, Glob, Grep, Edit and Write."""
 
     access: ClassVar[Literal["read", "edit"]] = "read"
     path_field: ClassVar[str] = "file_path"
 
-    def raw_path(self, input: BaseModel) -> str | None:
+    def raw_path(self, input: InputT) -> str | None:
         return getattr(input, self.path_field)
 
-    def target(self, input: BaseModel, ctx: ToolUseContext) -> Path:
+    def target(self, input: InputT, ctx: ToolUseContext) -> Path:
         return absolute_from_cwd(self.raw_path(input), Path(ctx.options.cwd))
 
-    def observable_input(self, input: BaseModel, ctx: ToolUseContext) -> dict[str, Any]:
+    def observable_input(self, input: InputT, ctx: ToolUseContext) -> dict[str, Any]:
         data = input.model_dump(mode="json")
         data[self.path_field] = str(self.target(input, ctx))
         return data
 
-    def permission_subject(self, input: BaseModel, ctx: ToolUseContext) -> PermissionSubject | None:
+    def permission_subject(self, input: InputT, ctx: ToolUseContext) -> PermissionSubject | None:
         target = self.target(input, ctx)
         return FileAccess(os.path.realpath(target), self.access, written=str(target))
 
-    def is_read_only(self, input: BaseModel) -> bool:
+    def is_read_only(self, input: InputT) -> bool:
         return self.access == "read"
 
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
+    def is_concurrency_safe(self, input: InputT) -> bool:
         return self.access == "read"

@@ -46,7 +46,7 @@ class FunctionTool(Tool):
         interrupt_behavior: Literal["cancel", "block"] | None = None,
     ) -> None:
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "")
+        self.name = name or str(getattr(fn, "__name__", ""))
         self._read_only = read_only
         self._concurrency_safe = read_only if concurrency_safe is None else concurrency_safe
         self._is_async = inspect.iscoroutinefunction(fn)
@@ -136,6 +136,7 @@ def _build_input_model(
         if annotation is param.empty:
             annotation = Any
         try:
+            # pydantic's overloads of create_model do not cover field definitions passed as **dict
             create_model("probe", **{pname: (annotation, ...)}).model_json_schema()  # type: ignore[call-overload]
         except Exception:
             problems.append(f"parameter {pname!r}: type {_type_name(annotation)} has no JSON schema")
@@ -145,7 +146,7 @@ def _build_input_model(
     if problems:
         raise ToolDefinitionError(_problems_text(tool_name, problems))
     try:
-        model = create_model(  # type: ignore[call-overload]
+        model = create_model(
             f"{tool_name}_input", __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False), **fields
         )
         model.model_json_schema()

@@ -34,7 +34,7 @@ class GlobInput(BaseModel):
     path: str | None = Field(None, description="Directory to search in. Default: the working directory.")
 
 
-class Glob(FileTool):
+class Glob(FileTool[GlobInput]):
     name = "Glob"
     description = (
         "Find files by name pattern ('**/*.py', 'data/*.csv'). Returns at most 100 paths, most recently modified "
@@ -44,14 +44,12 @@ class Glob(FileTool):
     access = "read"
     path_field = "path"
 
-    def permission_subject(self, input: BaseModel, ctx: ToolUseContext) -> PermissionSubject | None:
+    def permission_subject(self, input: GlobInput, ctx: ToolUseContext) -> PermissionSubject | None:
         """The directory the walk starts in: a pattern like ``../other/*`` or ``/etc/*`` leaves ``path``."""
-        assert isinstance(input, GlobInput)
         base, _ = _split_glob_root(self.target(input, ctx), os.path.expanduser(input.pattern))
         return FileAccess(os.path.realpath(base), "read", written=os.path.normpath(base))
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, GlobInput)
+    async def call(self, input: GlobInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         root = self.target(input, ctx)
         if not root.is_dir():
             what = "does not exist" if not root.exists() else "is not a directory"

@@ -51,7 +51,7 @@ class GrepInput(BaseModel):
     )
 
 
-class Grep(FileTool):
+class Grep(FileTool[GrepInput]):
     name = "Grep"
     description = (
         "Search file contents with a regular expression (ripgrep rules: .gitignore'd, hidden and binary files are "
@@ -62,14 +62,12 @@ class Grep(FileTool):
     access = "read"
     path_field = "path"
 
-    async def validate_input(self, input: BaseModel, ctx: ToolUseContext) -> str | None:
-        assert isinstance(input, GrepInput)
+    async def validate_input(self, input: GrepInput, ctx: ToolUseContext) -> str | None:
         if not input.pattern:
             return "the pattern is empty"
         return None
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, GrepInput)
+    async def call(self, input: GrepInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         root = self.target(input, ctx)
         if not root.exists():
             return ToolResult(f"The search path {input.path} does not exist. Use Glob to find files.", is_error=True)

@@ -49,7 +49,7 @@ class InsertCellInput(BaseModel):
                                   "the user reviews it and runs it.", max_length=MAX_CODE_CHARS)
 
 
-class InsertCell(Tool):
+class InsertCell(Tool[InsertCellInput]):
     name = "InsertCell"
     description = (
         "Propose a new code cell with this code, inserted in the notebook below the current agent cell. The cell is "
@@ -59,11 +59,10 @@ class InsertCell(Tool):
     )
     input_model = InsertCellInput
 
-    def permission_subject(self, input: BaseModel, ctx: ToolUseContext) -> PermissionSubject | None:
+    def permission_subject(self, input: InsertCellInput, ctx: ToolUseContext) -> PermissionSubject | None:
         return NotebookEdit("insert a new code cell below the agent cell")
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, InsertCellInput)
+    async def call(self, input: InsertCellInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         code = input.code
         if not code.strip():
             return ToolResult("InsertCell needs some code: the cell would be empty.", is_error=True)

@@ -122,7 +122,8 @@ def _region(value: str | bytes | bytearray, key: Any, scrubber: SecretScrubber) 
         at = key % size
         part = value[max(at - margin, 0): at + margin + 1]
     elif size > 2 * WHOLE_TEXT_CHARS:
-        part = value[:WHOLE_TEXT_CHARS] + value[-WHOLE_TEXT_CHARS:]
+        # both halves are slices of `value`, so of one type (mypy checks each pairing of the union)
+        part = value[:WHOLE_TEXT_CHARS] + value[-WHOLE_TEXT_CHARS:]  # type: ignore[operator]
     else:
         part = value
     return part if isinstance(part, str) else bytes(part).decode("utf-8", "replace")

@@ -41,7 +41,7 @@ class InspectVariableInput(BaseModel):
     )
 
 
-class InspectVariable(Tool):
+class InspectVariable(Tool[InspectVariableInput]):
     name = "InspectVariable"
     description = (
         "Summarise one of the user's live Python variables, or a path into it, within a size budget: a DataFrame's "
@@ -51,22 +51,20 @@ class InspectVariable(Tool):
     )
     input_model = InspectVariableInput
 
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
+    def is_concurrency_safe(self, input: InspectVariableInput) -> bool:
         return True
 
-    def is_read_only(self, input: BaseModel) -> bool:
+    def is_read_only(self, input: InspectVariableInput) -> bool:
         return True
 
-    async def validate_input(self, input: BaseModel, ctx: ToolUseContext) -> str | None:
-        assert isinstance(input, InspectVariableInput)
+    async def validate_input(self, input: InspectVariableInput, ctx: ToolUseContext) -> str | None:
         try:
             parse_path(input.path)
         except InspectPathError as exc:
             return str(exc)
         return None
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, InspectVariableInput)
+    async def call(self, input: InspectVariableInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         namespace = ctx.options.namespace
         if namespace is None:
             return ToolResult("No Python namespace is attached to this session, so there is nothing to inspect.",

@@ -68,7 +68,7 @@ class NotebookCellsInput(BaseModel):
         return self
 
 
-class NotebookCells(Tool):
+class NotebookCells(Tool[NotebookCellsInput]):
     name = "NotebookCells"
     description = (
         "Read the cells this kernel executed, by their In[n] number: each cell's source, a short summary of its "
@@ -78,14 +78,13 @@ class NotebookCells(Tool):
     )
     input_model = NotebookCellsInput
 
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
+    def is_concurrency_safe(self, input: NotebookCellsInput) -> bool:
         return True
 
-    def is_read_only(self, input: BaseModel) -> bool:
+    def is_read_only(self, input: NotebookCellsInput) -> bool:
         return True
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, NotebookCellsInput)
+    async def call(self, input: NotebookCellsInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         source = builtin_options(ctx).cell_history
         if source is None:
             return ToolResult("No notebook is attached to this session (no kernel cell history), so there are no "

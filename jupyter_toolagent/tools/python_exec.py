@@ -114,6 +114,7 @@ class CodeRunner:
             self.remember_flags(body.co_flags & FUTURE_FLAGS)
         last = None
         if last_node is not None:
+            assert isinstance(last_node, ast.Expr)  # popped above only when it was one
             expression = ast.Expression(last_node.value)
             flags = (self.compile_flags() & FUTURE_FLAGS) | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
             last = compile(expression, filename, "eval", flags=flags, dont_inherit=True)

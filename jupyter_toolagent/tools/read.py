@@ -38,7 +38,7 @@ class ReadInput(BaseModel):
     limit: int | None = Field(None, ge=1, le=20_000, description=f"How many lines to show. Default: {DEFAULT_LIMIT}.")
 
 
-class Read(FileTool):
+class Read(FileTool[ReadInput]):
     name = "Read"
     description = (
         "Read a text file; lines come numbered like `cat -n`. Use offset and limit for parts of long files. "
@@ -48,8 +48,7 @@ class Read(FileTool):
     access = "read"
     path_field = "file_path"
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, ReadInput)
+    async def call(self, input: ReadInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         path = self.target(input, ctx)
         result, stamp = await asyncio.to_thread(_read_and_stamp, path, input.file_path, input.offset or 1,
                                                 input.limit or DEFAULT_LIMIT)

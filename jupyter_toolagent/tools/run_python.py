@@ -51,7 +51,7 @@ class RunPythonInput(BaseModel):
                                   "works. Names it defines stay defined for later calls and cells.")
 
 
-class RunPython(Tool):
+class RunPython(Tool[RunPythonInput]):
     name = "RunPython"
     description = (
         "Run Python code in the user's live notebook namespace, as if it were a notebook cell: variables it "
@@ -61,8 +61,7 @@ class RunPython(Tool):
     )
     input_model = RunPythonInput
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, RunPythonInput)
+    async def call(self, input: RunPythonInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         namespace = ctx.options.namespace
         if not isinstance(namespace, dict):
             return ToolResult("RunPython needs the notebook's namespace (a dict), and none is attached to this "

@@ -70,7 +70,7 @@ def is_hidden(name: str, value: Any, hidden: Any) -> bool:
     return _is_product_object(value)
 
 
-class ListVariables(Tool):
+class ListVariables(Tool[ListVariablesInput]):
     name = "ListVariables"
     description = (
         "List the user's Python variables in the live notebook namespace, each with its type and a short "
@@ -79,14 +79,13 @@ class ListVariables(Tool):
     )
     input_model = ListVariablesInput
 
-    def is_concurrency_safe(self, input: BaseModel) -> bool:
+    def is_concurrency_safe(self, input: ListVariablesInput) -> bool:
         return True
 
-    def is_read_only(self, input: BaseModel) -> bool:
+    def is_read_only(self, input: ListVariablesInput) -> bool:
         return True
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, ListVariablesInput)
+    async def call(self, input: ListVariablesInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         namespace = namespace_of(ctx)
         if namespace is None:
             return ToolResult("No Python namespace is attached to this session, so there are no variables to list.",

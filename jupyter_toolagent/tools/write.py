@@ -28,7 +28,7 @@ class WriteInput(BaseModel):
     content: str = Field(description="The complete new content of the file.")
 
 
-class Write(FileTool):
+class Write(FileTool[WriteInput]):
     name = "Write"
     description = (
         "Create a file, or replace a file's whole content, with the given text. Missing directories are created. "
@@ -38,13 +38,11 @@ class Write(FileTool):
     access = "edit"
     path_field = "file_path"
 
-    async def validate_input(self, input: BaseModel, ctx: ToolUseContext) -> str | None:
-        assert isinstance(input, WriteInput)
+    async def validate_input(self, input: WriteInput, ctx: ToolUseContext) -> str | None:
         return await asyncio.to_thread(not_read_refusal, ctx, self.target(input, ctx), input.file_path,
                                        action="overwrite")
 
-    async def call(self, input: BaseModel, ctx: ToolUseContext, progress: Progress) -> ToolResult:
-        assert isinstance(input, WriteInput)
+    async def call(self, input: WriteInput, ctx: ToolUseContext, progress: Progress) -> ToolResult:
         path = self.target(input, ctx)
         if path.is_dir():
             return ToolResult(f"{input.file_path} is a directory; give a file path.", is_error=True)

@@ -227,7 +227,7 @@ def _overlaps(span: tuple[float, float] | None, group: list[CallTimeline]) -> bo
 
 
 def _group_streaming(calls: list[CallTimeline]) -> list[list[CallTimeline]]:
-    active = sorted((c for c in calls if c.span is not None), key=lambda c: c.span[0])  # type: ignore[index]
+    active = sorted((c for c in calls if c.span is not None), key=lambda c: c.span[0])  # type: ignore[index]  # span set: filtered
     groups: list[list[CallTimeline]] = []
     end = -math.inf
     for call in active:
@@ -283,7 +283,7 @@ def _place(stray: list[CallTimeline], before: int | None, after: int | None,
             target = missing.pop(0)
         elif missing is None:
             target, next_free = next_free, next_free + 1
-        else:  # no room between the neighbours: it must belong to one of them
+        else:  # no room between the neighbours: it must belong to one of them (so one is not None)
             target = before if before is not None else after  # type: ignore[assignment]
         call.batch = target
         by_batch.setdefault(target, []).append(call)

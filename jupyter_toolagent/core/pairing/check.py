@@ -148,7 +148,7 @@ def _check_assistant(
         tool_use_id = block.get("id")
         if tool_use_id in seen_tool_use_ids:
             found.append(
-                PairingViolation(n, k, "duplicate_tool_use_id", (tool_use_id,), _duplicate_use_text(n, k))
+                PairingViolation(n, k, "duplicate_tool_use_id", (str(tool_use_id),), _duplicate_use_text(n, k))
             )
         seen_tool_use_ids.add(tool_use_id)
         tool_use_ids[tool_use_id] = None
@@ -160,7 +160,7 @@ def _check_assistant(
         answered: set[Any] = set()
         if isinstance(next_message, Mapping) and next_message.get("role") == "user":
             answered = _leading_result_ids(content_blocks(next_message, n + 1))
-        missing = tuple(i for i in tool_use_ids if i not in answered)
+        missing = tuple(str(i) for i in tool_use_ids if i not in answered)
         if missing:
             found.append(PairingViolation(n, None, "missing_result", missing, _missing_text(n, missing)))
     return found, tool_use_ids
@@ -188,17 +188,17 @@ def _check_user(
                 reported_duplicates.add(tool_use_id)
                 found.append(
                     PairingViolation(
-                        n, k, "duplicate_tool_result", (tool_use_id,),
-                        _duplicate_result_text(n, k, tool_use_id),
+                        n, k, "duplicate_tool_result", (str(tool_use_id),),
+                        _duplicate_result_text(n, k, str(tool_use_id)),
                     )
                 )
         results_seen.add(tool_use_id)
     if first_orphan_index is not None:
-        ids = tuple(orphans)
+        ids = tuple(map(str, orphans))
         found.append(
             PairingViolation(n, first_orphan_index, "orphan_result", ids, _orphan_text(n, first_orphan_index, ids))
         )
-        found.sort(key=lambda v: v.content_index)
+        found.sort(key=lambda v: -1 if v.content_index is None else v.content_index)
     return found
 
 

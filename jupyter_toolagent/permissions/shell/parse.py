@@ -444,7 +444,7 @@ def _hides_substitution(node: Any) -> bool:
 
 def _read_target(redirect: Any) -> str | None:
     """The file an input redirection reads (``<``, ``0<``, ``<>``), or None."""
-    output = getattr(redirect, "output", None)
+    output: Any = getattr(redirect, "output", None)
     if redirect.type not in ("<", "<>") or not hasattr(output, "word"):
         return None
     return output.word
