@@ -106,7 +106,7 @@ class ReturnsText(Tool):
         return self.text
 
 
-async def _allow(tool: Any, input: Any, ctx: Any, *, tool_use_id: str, hook_decision: Any) -> PermissionDecision:
+async def _allow(call: Any, ctx: Any, *, hook_decision: Any) -> PermissionDecision:
     return PermissionDecision.allow("benchmark")
 
 

@@ -81,7 +81,7 @@ def make_values(size: Size) -> list[tuple[str, str, Callable[[], Any]]]:
     ]
 
 
-async def _allow(tool: Any, input: Any, ctx: Any, *, tool_use_id: str, hook_decision: Any) -> PermissionDecision:
+async def _allow(call: Any, ctx: Any, *, hook_decision: Any) -> PermissionDecision:
     return PermissionDecision.allow("benchmark")
 
 
