@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Literal, O
 from pydantic import ConfigDict, Field, Strict, TypeAdapter, ValidationError
 
 from .core.hook_types import PostToolUseOutcome, PreToolUseOutcome
+from .core.timeouts import await_within
 from .errors import ConfigError
 
 if TYPE_CHECKING:
@@ -301,11 +302,10 @@ class RegistryHookRunner:
 
 async def _run_one(spec: HookSpec, event: HookEvent, timeout: float) -> _Ran:
     try:
-        # asyncio.timeout, not wait_for: no extra task per hook call on the hot path.
-        async with asyncio.timeout(timeout):
-            if spec._is_async:
-                value = await spec.func(event)
-            else:
+        if spec._is_async:  # a hook that returns without waiting arms no timer (`await_within`)
+            value = await await_within(spec.func(event), timeout)
+        else:
+            async with asyncio.timeout(timeout):
                 value = await asyncio.to_thread(spec.func, event)
                 if inspect.isawaitable(value):
                     value = await value
