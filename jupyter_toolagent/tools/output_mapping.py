@@ -29,6 +29,7 @@ MAX_JSON_CHARS = 200_000
 """Past this the runtime's size budget would cut the JSON anyway; a summary reads better."""
 SUMMARY_BUDGET = 4_000
 BLOCK_TYPES = frozenset({"text", "image", "document", "search_result"})
+_SMALL_INT = 10**18
 
 
 def map_return_value(value: Any) -> str | list[dict[str, Any]]:
@@ -37,7 +38,14 @@ def map_return_value(value: Any) -> str | list[dict[str, Any]]:
         return ""
     if isinstance(value, str):
         return value
-    if type(value) in (int, float, bool):  # the common scalar: none of the library checks apply
+    kind = type(value)
+    if kind is bool:  # the common scalars, written as json.dumps writes them, without its machinery
+        return "true" if value else "false"
+    if kind is int and -_SMALL_INT < value < _SMALL_INT:  # a huge int may exceed str()'s digit limit
+        return int.__repr__(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
+    if kind is float:
         return _json_text(value)
     if optional_libs.is_table_like(value):
         return summarize(value, SUMMARY_BUDGET)
